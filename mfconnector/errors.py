@@ -1,0 +1,164 @@
+"""The error tree, drawn once here so every layer raises from the same vocabulary.
+
+    MfcError
+    ├── ProtocolError            -> a JSON-RPC error response (code, message, data)
+    ├── ToolError                -> an ``isError: true`` tool result the assistant can act on
+    │   ├── ToolInputError       bad arguments, a tampered cursor, an offset past the end
+    │   ├── AuthError            not signed in, consent missing, refresh token expired
+    │   └── GraphError           Graph (or the way to it) failed: status, Graph code,
+    │       │                    request-id, retry-after, whether a retry is safe, a hint
+    │       ├── GraphTimeoutError        no answer within the deadline
+    │       ├── GraphThrottledError      429/503 past the retry budget
+    │       └── ResponseTooLargeError    a body past the byte cap
+    └── FixtureError             a fixture file that cannot be served (start-up, exit 2)
+
+Messages here reach the assistant or the terminal: they never carry a token, a URL with
+a query string, or raw exception text from a library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "AuthError",
+    "FixtureError",
+    "GraphError",
+    "GraphThrottledError",
+    "GraphTimeoutError",
+    "MfcError",
+    "ProtocolError",
+    "ResponseTooLargeError",
+    "ToolError",
+    "ToolInputError",
+]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class MfcError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ProtocolError(MfcError):
+    """A request that gets a JSON-RPC error instead of a result."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error_object(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class ToolError(MfcError):
+    """A failure the assistant sees as an ``isError`` result with actionable text."""
+
+    kind = "tool_error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def to_payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        if self.hint:
+            payload["hint"] = self.hint
+        return payload
+
+
+class ToolInputError(ToolError):
+    """The arguments cannot be served as given; the message says what to change."""
+
+    kind = "invalid_input"
+
+
+class AuthError(ToolError):
+    """No usable token: the hint says which command fixes it."""
+
+    kind = "auth"
+
+    def __init__(self, message: str, *, hint: str | None = None, code: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.code = code
+
+    def to_payload(self) -> dict[str, Any]:
+        payload = super().to_payload()
+        if self.code:
+            payload["code"] = self.code
+        return payload
+
+
+@dataclass(eq=False)
+class GraphError(ToolError):
+    """Graph, or the way to it, failed. Carries what support and the assistant need."""
+
+    message: str
+    status: int | None = None
+    code: str | None = None
+    request_id: str | None = None
+    retry_after_seconds: float | None = None
+    retry_safe: bool = False
+    hint: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    kind = "graph"
+
+    def __post_init__(self) -> None:
+        Exception.__init__(self, self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        for key, value in (
+            ("status", self.status),
+            ("code", self.code),
+            ("requestId", self.request_id),
+            ("retryAfterSeconds", self.retry_after_seconds),
+        ):
+            if value is not None:
+                payload[key] = value
+        payload["retrySafe"] = self.retry_safe
+        if self.hint:
+            payload["hint"] = self.hint
+        payload.update(self.extra)
+        return payload
+
+
+@dataclass(eq=False)
+class GraphTimeoutError(GraphError):
+    kind = "graph_timeout"
+
+
+@dataclass(eq=False)
+class GraphThrottledError(GraphError):
+    kind = "throttled"
+
+
+@dataclass(eq=False)
+class ResponseTooLargeError(GraphError):
+    kind = "response_too_large"
+
+
+class FixtureError(MfcError):
+    """A fixture file that cannot be served; the message names the entry and the problem."""

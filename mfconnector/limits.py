@@ -1,0 +1,74 @@
+"""Every limit the server enforces, in one frozen object with the unit in each name.
+
+Memory budget (the worst case the runtime can hold at once, by construction):
+
+    inbox_depth  x line_bytes            parsed requests waiting for a worker
+  + workers      x graph_body_bytes      one capped Graph body per busy worker
+  + outbox_depth x response_bytes        encoded responses waiting for stdout
+  + read_chunk_bytes                     the reader's one chunk in flight
+
+With the defaults: 8 x 1 MB + 8 x 2 MB + 8 x 1 MB + 64 KiB ~= 32 MB of payload
+(Python objects for a parsed request cost a small multiple of its bytes). A stalled
+stdout fills the outbox, then blocks the workers, then the inbox, then the reader:
+nothing grows past this product. ``docs/LIMITS.md`` lists each attack beside the
+limit that bounds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_LIMITS", "Limits"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    # --- stdio framing and the runtime -------------------------------------------------
+    line_bytes: int = 1_000_000
+    """Longest accepted input line, newline included. Longer lines are drained, not held."""
+    read_chunk_bytes: int = 65_536
+    """Bytes asked of stdin per read (the Linux pipe capacity)."""
+    inbox_depth: int = 8
+    """Parsed requests waiting for a free worker."""
+    workers: int = 8
+    """Requests handled at once; a fixed pool, never one task per request."""
+    outbox_depth: int = 8
+    """Encoded responses waiting for the writer."""
+    response_bytes: int = 1_000_000
+    """Largest encoded response line; a larger one is replaced by an internal error."""
+    eof_grace_seconds: float = 10.0
+    """After end of input (or SIGTERM), how long in-flight requests may still run."""
+
+    # --- Microsoft Graph ---------------------------------------------------------------
+    graph_body_bytes: int = 2_000_000
+    """Largest Graph response body read, counted as raw bytes while they arrive."""
+    graph_concurrency: int = 4
+    """Graph requests in flight at once (Outlook allows 4 per app and mailbox)."""
+    graph_connect_timeout_seconds: float = 10.0
+    graph_read_timeout_seconds: float = 30.0
+    """Longest silence between two chunks of one response."""
+    graph_request_seconds: float = 60.0
+    """Whole request, body included: a slow trickle cannot hold a worker past this."""
+    graph_retries: int = 2
+    """Extra attempts after a 429/503/504, each after its Retry-After."""
+    graph_retry_after_max_seconds: float = 30.0
+    """Longest single Retry-After honoured; longer answers fail fast with the wait."""
+    graph_retry_total_seconds: float = 45.0
+    """Longest total wait across retries of one call."""
+    fixture_file_bytes: int = 2_000_000
+    """Largest fixture file read at start-up."""
+
+    # --- results shown to the assistant ------------------------------------------------
+    list_items: int = 50
+    """Most items in one list result."""
+    body_chars: int = 10_000
+    """Most characters of a mail body or file text in one result."""
+    field_chars: int = 1_000
+    """Most characters of any other string field (subjects, names, previews)."""
+    list_field_items: int = 20
+    """Most entries of a list inside an item (recipients, categories, attachments)."""
+    tools_list_bytes: int = 8_192
+    """Budget for the compact JSON of the whole ``tools`` array of ``tools/list``."""
+
+
+DEFAULT_LIMITS = Limits()
