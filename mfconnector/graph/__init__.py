@@ -1,0 +1,1 @@
+"""The Microsoft Graph layer: capped client, URL rules, continuation cursors, fixtures."""

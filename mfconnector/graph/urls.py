@@ -1,0 +1,69 @@
+"""Graph URL rules: how we build request URLs and how we decide a URL is Graph's.
+
+Query strings are encoded by hand with ``%20`` for spaces (httpx's ``params=`` writes
+``+``, which Graph rejects in ``$filter``/``$orderby``), and every path segment is
+percent-encoded on its own so a ``#`` or ``?`` in a file name cannot become a fragment
+or a query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from urllib.parse import quote, urlencode, urlsplit
+
+__all__ = [
+    "DEFAULT_GRAPH_ROOT",
+    "build_url",
+    "encode_query",
+    "is_graph_url",
+    "quote_segment",
+]
+
+DEFAULT_GRAPH_ROOT = "https://graph.microsoft.com/v1.0"
+
+
+def quote_segment(segment: str) -> str:
+    """Percent-encode one path segment (``/`` included), keeping Graph's ``!``, ``:`` ids."""
+    return quote(segment, safe="!$&'()*+,;=:@-._~")
+
+
+def encode_query(query: Mapping[str, str]) -> str:
+    """``$filter=isRead%20eq%20false``: spaces as ``%20``, ``$`` kept readable."""
+    return urlencode(dict(query), quote_via=quote, safe="$,'()")
+
+
+def build_url(root: str, path: str | Iterable[str], query: Mapping[str, str] | None = None) -> str:
+    """Join the Graph root, a path (raw string, already safe, or segments to encode) and a query."""
+    if isinstance(path, str):
+        encoded_path = path if path.startswith("/") else "/" + path
+    else:
+        encoded_path = "/" + "/".join(quote_segment(part) for part in path)
+    url = root.rstrip("/") + encoded_path
+    if query:
+        url += "?" + encode_query(query)
+    return url
+
+
+def is_graph_url(url: str, root: str) -> bool:
+    """True only for an https URL on the root's host and port, under the root's path.
+
+    The bearer token goes wherever a URL points, so anything else — another host, a
+    userinfo trick, a different port, a path outside the API version — is refused.
+    """
+    try:
+        target = urlsplit(url)
+        base = urlsplit(root)
+        target_port = target.port
+        base_port = base.port
+    except ValueError:
+        return False
+    if target.scheme != base.scheme or target.scheme not in ("https", "http"):
+        return False
+    if target.username is not None or target.password is not None or target.fragment:
+        return False
+    if (target.hostname or "").lower() != (base.hostname or "").lower():
+        return False
+    if target_port != base_port:
+        return False
+    base_path = base.path.rstrip("/") + "/"
+    return target.path.startswith(base_path) and ".." not in target.path.split("/")
