@@ -38,6 +38,8 @@ class Limits:
     """Largest encoded response line; a larger one is replaced by an internal error."""
     eof_grace_seconds: float = 10.0
     """After end of input (or SIGTERM), how long in-flight requests may still run."""
+    shutdown_flush_seconds: float = 5.0
+    """After the grace period, how long the writer may still take to flush replies."""
 
     # --- Microsoft Graph ---------------------------------------------------------------
     graph_body_bytes: int = 2_000_000

@@ -1,0 +1,5 @@
+"""``python -m mfconnector``."""
+
+from mfconnector.cli import main
+
+raise SystemExit(main())

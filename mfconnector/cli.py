@@ -1,0 +1,234 @@
+"""Command line: serve (the default), tour, login, logout, status.
+
+Only the runtime writes to stdout while serving; every human-facing line goes to stderr,
+except the ``tour`` report, which is for a person at a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mfconnector import __version__
+from mfconnector.errors import FixtureError
+from mfconnector.limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from mfconnector.auth import TokenProvider
+    from mfconnector.graph.client import GraphClient
+    from mfconnector.tools.base import ToolContext
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+FIXTURE_TOKEN = "fixture-token-not-a-secret"
+"""Fixture mode still sends a bearer token, so the same header code path runs."""
+
+
+def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--demo", action="store_true", help="serve the bundled demo mailbox and drive"
+    )
+    source.add_argument("--fixtures", metavar="PATH", help="serve canned Graph responses from PATH")
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="report results that were cut to the limits with isError=false (default: true)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="stderr log level (default: warning)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mfconnector",
+        description="Bounded, read-only MCP stdio server for Microsoft 365 mail and files.",
+    )
+    parser.add_argument("--version", action="version", version=f"mfconnector {__version__}")
+    _add_serve_arguments(parser)
+    _add_auth_arguments(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    tour = commands.add_parser(
+        "tour", help="run the server on the demo mailbox and show what it returns"
+    )
+    tour.add_argument("--allow-partial", action="store_true", help=argparse.SUPPRESS)
+    for name, text in (
+        ("login", "sign in with a device code (prompt on stderr)"),
+        ("logout", "remove the signed-in account from the token cache"),
+        ("status", "show account, tenant, scopes, cache location and token expiry"),
+    ):
+        sub = commands.add_parser(name, help=text)
+        _add_auth_arguments(sub)
+    return parser
+
+
+def _add_auth_arguments(parser: argparse.ArgumentParser) -> None:
+    try:
+        from mfconnector.auth.config import add_auth_arguments
+    except ImportError:
+        return
+    add_auth_arguments(parser)
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level.upper()),
+        format="mfconnector %(levelname)s %(name)s: %(message)s",
+    )
+
+
+class _LazyGraph:
+    """Creates the Graph client (and imports httpx) on the first tool call that needs it."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._client: GraphClient | None = None
+
+    async def __call__(self) -> GraphClient:
+        if self._client is None:
+            self._client = self._make()
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _LazyGraph]:
+    from mfconnector.auth import StaticTokenProvider
+    from mfconnector.tools.base import ToolContext
+
+    token_provider: TokenProvider
+    user_path = "/me"
+    if args.demo or args.fixtures:
+        from mfconnector.graph.fixtures import load_fixtures
+
+        if args.demo:
+            from mfconnector.demo import demo_fixture_path
+
+            path = demo_fixture_path()
+            mode = "demo"
+        else:
+            path = args.fixtures
+            mode = "fixtures"
+        fixture_set = load_fixtures(path, limits=limits)
+        token_provider = StaticTokenProvider(FIXTURE_TOKEN, account="demo account (fixtures)")
+
+        def make() -> GraphClient:
+            from mfconnector.graph.client import GraphClient
+            from mfconnector.graph.fixtures import FixtureTransport
+
+            return GraphClient(
+                token_provider=token_provider,
+                limits=limits,
+                root=fixture_set.graph_root,
+                transport=FixtureTransport(fixture_set),
+            )
+
+        source: str | None = str(path)
+    else:
+        mode = "live"
+        source = None
+        token_provider, user_path, root = _live_auth(args)
+
+        def make() -> GraphClient:
+            from mfconnector.graph.client import GraphClient
+
+            return GraphClient(token_provider=token_provider, limits=limits, root=root)
+
+    graph = _LazyGraph(make)
+    context = ToolContext(
+        limits=limits,
+        mode=mode,
+        allow_partial=bool(args.allow_partial),
+        token_provider=token_provider,
+        graph_factory=graph,
+        user_path=user_path,
+        source=source,
+    )
+    return context, graph
+
+
+def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
+    from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
+
+    try:
+        from mfconnector.auth.config import auth_config_from_args
+        from mfconnector.auth.msal_provider import build_token_provider
+    except ImportError:
+        from mfconnector.auth import StaticTokenProvider
+
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT
+    config = auth_config_from_args(args)
+    return build_token_provider(config), config.user_path, config.graph_root
+
+
+def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
+    import trio
+
+    from mfconnector.runtime import Runtime
+    from mfconnector.server import McpServer
+    from mfconnector.stdio import claim_stdio, open_protocol_streams
+    from mfconnector.tools import ALL_TOOLS
+
+    try:
+        context, graph = _context(args, limits)
+    except FixtureError as error:
+        print(f"mfconnector: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    server = McpServer(ALL_TOOLS, context)
+    fds = claim_stdio()
+
+    async def run() -> None:
+        receive, send = open_protocol_streams(fds)
+        try:
+            await Runtime(server, limits).serve(receive, send, handle_signals=True)
+        finally:
+            await graph.aclose()
+            for stream in (receive, send):
+                with contextlib.suppress(OSError):
+                    await stream.aclose()
+
+    trio.run(run)
+    return EXIT_OK
+
+
+def _run_auth_command(args: argparse.Namespace) -> int:
+    from mfconnector.auth import commands
+    from mfconnector.auth.config import auth_config_from_args
+
+    config = auth_config_from_args(args)
+    command = {"login": commands.login, "logout": commands.logout, "status": commands.status}[
+        args.command
+    ]
+    return int(command(config))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(getattr(args, "log_level", "warning"))
+    if args.command == "tour":
+        from mfconnector.tour import run_tour
+
+        return run_tour()
+    if args.command in ("login", "logout", "status"):
+        try:
+            return _run_auth_command(args)
+        except KeyboardInterrupt:
+            return 130
+    try:
+        return serve(args)
+    except KeyboardInterrupt:
+        return EXIT_OK

@@ -1,0 +1,153 @@
+"""JSON-RPC 2.0 messages: parse one line into a typed message, encode one reply.
+
+Pure code. Each line is decoded as strict UTF-8 on its own and parsed as strict JSON
+(no NaN or Infinity). Anything that is not a request, a notification or a client
+response becomes an ``Invalid`` carrying the exact error reply to send.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mfconnector.errors import INVALID_REQUEST, PARSE_ERROR
+
+__all__ = [
+    "ClientResponse",
+    "Invalid",
+    "Notification",
+    "Request",
+    "RequestId",
+    "encode",
+    "error_response",
+    "parse_line",
+    "result_response",
+]
+
+RequestId = str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ClientResponse:
+    """A ``result``/``error`` sent to us: this server issues no requests, so it is dropped."""
+
+    id: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """A line that gets an error reply instead of being dispatched."""
+
+    reply: dict[str, Any]
+
+
+Message = Request | Notification | ClientResponse | Invalid
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def error_response(
+    request_id: RequestId | None, code: int, message: str, data: Any = None
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def result_response(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def parse_line(line: bytes) -> Message | None:
+    """Classify one input line; ``None`` for a blank line (skipped, never answered)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Invalid(
+            error_response(
+                None, PARSE_ERROR, f"Parse error: line is not valid UTF-8 (byte {exc.start})"
+            )
+        )
+    if text.endswith("\r"):
+        text = text[:-1]
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        return Invalid(error_response(None, PARSE_ERROR, "Parse error: JSON nested too deeply"))
+    except ValueError as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return Invalid(error_response(None, PARSE_ERROR, f"Parse error: {detail}{where}"))
+    return classify(obj)
+
+
+def classify(obj: Any) -> Message:
+    """Sort a parsed JSON value into request, notification, client response or invalid."""
+    if isinstance(obj, list):
+        return Invalid(
+            error_response(None, INVALID_REQUEST, "Invalid Request: batches are not supported")
+        )
+    if not isinstance(obj, dict):
+        return Invalid(
+            error_response(
+                None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
+            )
+        )
+    has_id = "id" in obj
+    raw_id = obj.get("id")
+    usable_id = raw_id if has_id and _valid_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        return Invalid(
+            error_response(usable_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+        )
+    method = obj.get("method")
+    if method is None and ("result" in obj or "error" in obj):
+        return ClientResponse(raw_id)
+    if has_id and not _valid_id(raw_id):
+        return Invalid(
+            error_response(
+                None, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer'
+            )
+        )
+    if not isinstance(method, str):
+        return Invalid(
+            error_response(usable_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+        )
+    params = obj.get("params")
+    if has_id:
+        assert usable_id is not None
+        return Request(usable_id, method, params)
+    return Notification(method, params)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One compact, ASCII-only JSON line: safe in UTF-8 and C locales alike."""
+    return (
+        json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode(
+            "ascii"
+        )
+        + b"\n"
+    )

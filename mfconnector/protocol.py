@@ -1,0 +1,110 @@
+"""MCP eras: which revision a request speaks, and the result shapes each revision wants.
+
+The stateless revision 2026-07-28 ("modern") is chosen per request by the presence of
+``io.modelcontextprotocol/protocolVersion`` in ``params._meta``; the handshake revisions
+2025-11-25 and 2025-06-18 ("legacy") by ``initialize``. Rules and sources:
+shared/reference/mcp-spec-digest.md sections 2-5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mfconnector import SERVER_NAME, __version__
+from mfconnector.errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, ProtocolError
+
+__all__ = [
+    "LEGACY_VERSIONS",
+    "MODERN_VERSION",
+    "SUPPORTED_VERSIONS",
+    "Era",
+    "finish_result",
+    "is_modern",
+    "modern_era",
+    "negotiate_legacy",
+    "server_info",
+]
+
+MODERN_VERSION = "2026-07-28"
+LEGACY_VERSIONS = ("2025-11-25", "2025-06-18")
+SUPPORTED_VERSIONS = (MODERN_VERSION, *LEGACY_VERSIONS)
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+LOG_LEVELS = frozenset(
+    {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+)
+CACHE_TTL_MS = 0
+CACHE_SCOPE = "private"
+
+
+@dataclass(frozen=True, slots=True)
+class Era:
+    """The revision one request is served under."""
+
+    version: str
+
+    @property
+    def modern(self) -> bool:
+        return self.version == MODERN_VERSION
+
+
+def server_info() -> dict[str, str]:
+    return {"name": SERVER_NAME, "version": __version__}
+
+
+def is_modern(params: Any) -> bool:
+    """A request is modern when its ``_meta`` names a protocol version, whatever came before."""
+    if not isinstance(params, dict):
+        return False
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
+
+
+def modern_era(params: dict[str, Any]) -> Era:
+    """Check the required per-request ``_meta`` keys in the order the digest recommends (M4)."""
+    meta = params["_meta"]
+    version = meta.get(META_PROTOCOL_VERSION)
+    if not isinstance(version, str):
+        raise ProtocolError(INVALID_PARAMS, f"_meta {META_PROTOCOL_VERSION} must be a string")
+    if version != MODERN_VERSION:
+        raise ProtocolError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {version[:64]!r}; use a supported version",
+            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
+        )
+    if META_CLIENT_CAPABILITIES not in meta:
+        raise ProtocolError(
+            INVALID_PARAMS, f"Missing required _meta field {META_CLIENT_CAPABILITIES}"
+        )
+    if not isinstance(meta[META_CLIENT_CAPABILITIES], dict):
+        raise ProtocolError(INVALID_PARAMS, f"_meta {META_CLIENT_CAPABILITIES} must be an object")
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise ProtocolError(
+            INVALID_PARAMS, f"_meta {META_LOG_LEVEL} must be one of {sorted(LOG_LEVELS)}"
+        )
+    return Era(MODERN_VERSION)
+
+
+def negotiate_legacy(requested: Any) -> str:
+    """Echo a supported legacy version; counter-offer 2025-11-25 for anything else."""
+    if requested in LEGACY_VERSIONS:
+        return str(requested)
+    return LEGACY_VERSIONS[0]
+
+
+def finish_result(result: dict[str, Any], era: Era, *, cacheable: bool = False) -> dict[str, Any]:
+    """Add what a modern result must carry; legacy results stay as they are."""
+    if not era.modern:
+        return result
+    result["resultType"] = "complete"
+    if cacheable:
+        result["ttlMs"] = CACHE_TTL_MS
+        result["cacheScope"] = CACHE_SCOPE
+    meta = result.setdefault("_meta", {})
+    meta[META_SERVER_INFO] = server_info()
+    return result

@@ -1,0 +1,249 @@
+"""The trio pipeline: one reader, a fixed pool of workers, one writer.
+
+    stdin ─► reader ─inbox[inbox_depth]─► worker × workers ─outbox[outbox_depth]─► writer ─► stdout
+
+Backpressure runs end to end: a stalled stdout fills the outbox, blocks the workers,
+fills the inbox and stops the reader, so memory stays within the budget written in
+``mfconnector.limits``. End of input (or the first SIGTERM/SIGINT) stops reading; requests
+already taken get ``eof_grace_seconds`` to finish and their replies are written; then the
+process ends. A closed stdout ends everything at once, quietly.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from mfconnector.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mfconnector.framing import Line, LineFramer, Oversized
+from mfconnector.jsonrpc import (
+    ClientResponse,
+    Invalid,
+    Notification,
+    Request,
+    encode,
+    error_response,
+    parse_line,
+)
+from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.server import McpServer, Reply
+
+__all__ = ["Runtime", "StdoutClosed"]
+
+log = logging.getLogger("mfconnector.runtime")
+
+
+class StdoutClosed(Exception):
+    """The client stopped reading our replies: nothing more can be said, so stop."""
+
+
+@dataclass
+class _InFlight:
+    scope: trio.CancelScope | None = None
+    cancelled: bool = False
+
+
+def _key(request_id: Any) -> tuple[str, Any]:
+    """``1`` and ``"1"`` are different ids."""
+    return (type(request_id).__name__, request_id)
+
+
+class Runtime:
+    """Runs one MCP session over a byte stream pair."""
+
+    def __init__(self, server: McpServer, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._server = server
+        self._limits = limits
+        self._pending: dict[tuple[str, Any], _InFlight] = {}
+        self._shutdown_deadline = math.inf
+        self._reader_scope = trio.CancelScope()
+        self._session_scope: trio.CancelScope | None = None
+
+    async def serve(
+        self,
+        receive: trio.abc.ReceiveStream,
+        send: trio.abc.SendStream,
+        *,
+        handle_signals: bool = False,
+    ) -> None:
+        """Serve until end of input and every reply is written, or until stdout closes."""
+        inbox_send, inbox_recv = trio.open_memory_channel[Request](self._limits.inbox_depth)
+        outbox_send, outbox_recv = trio.open_memory_channel[bytes](self._limits.outbox_depth)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._session_scope = nursery.cancel_scope
+                if handle_signals:
+                    nursery.start_soon(self._watch_signals)
+                nursery.start_soon(self._read, receive, inbox_send, outbox_send.clone())
+                async with inbox_recv:
+                    for _ in range(self._limits.workers):
+                        nursery.start_soon(self._work, inbox_recv.clone(), outbox_send.clone())
+                await outbox_send.aclose()
+                await self._write(outbox_recv, send)
+                nursery.cancel_scope.cancel()
+        except* StdoutClosed:
+            log.info("stdout closed by the client; stopping")
+
+    # --- reader ------------------------------------------------------------------------
+
+    async def _read(
+        self,
+        receive: trio.abc.ReceiveStream,
+        inbox: trio.MemorySendChannel[Request],
+        outbox: trio.MemorySendChannel[bytes],
+    ) -> None:
+        framer = LineFramer(self._limits.line_bytes)
+        async with inbox, outbox:
+            with self._reader_scope:
+                while True:
+                    data = await receive.receive_some(self._limits.read_chunk_bytes)
+                    if not data:
+                        for event in framer.close():
+                            await self._route(event, inbox, outbox)
+                        break
+                    for event in framer.feed(data):
+                        await self._route(event, inbox, outbox)
+            self._begin_shutdown()
+
+    async def _route(
+        self,
+        event: Line | Oversized,
+        inbox: trio.MemorySendChannel[Request],
+        outbox: trio.MemorySendChannel[bytes],
+    ) -> None:
+        if isinstance(event, Oversized):
+            text = (
+                f"Invalid Request: line of {event.size:,} bytes is longer than the "
+                f"{event.limit:,}-byte limit (newline included); it was discarded"
+            )
+            await outbox.send(encode(error_response(None, INVALID_REQUEST, text)))
+            return
+        message = parse_line(event.data)
+        if message is None:
+            return
+        if isinstance(message, Invalid):
+            await outbox.send(encode(message.reply))
+        elif isinstance(message, Request):
+            key = _key(message.id)
+            if key in self._pending:
+                reply = error_response(
+                    message.id,
+                    INVALID_REQUEST,
+                    "Invalid Request: this id is already in use by a request in flight",
+                )
+                await outbox.send(encode(reply))
+                return
+            self._pending[key] = _InFlight()
+            await inbox.send(message)
+        elif isinstance(message, Notification):
+            if message.method == "notifications/cancelled":
+                self._cancel(message.params)
+            else:
+                self._server.notify(message)
+        elif isinstance(message, ClientResponse):
+            log.debug("ignored a response from the client; this server sends no requests")
+
+    def _cancel(self, params: Any) -> None:
+        """Stop that request and say nothing more about it; unknown ids are ignored."""
+        if not isinstance(params, dict):
+            return
+        request_id = params.get("requestId")
+        if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+            return
+        state = self._pending.get(_key(request_id))
+        if state is None:
+            return
+        state.cancelled = True
+        if state.scope is not None:
+            state.scope.cancel()
+
+    def _begin_shutdown(self) -> None:
+        now = trio.current_time()
+        self._shutdown_deadline = now + self._limits.eof_grace_seconds
+        for state in self._pending.values():
+            if state.scope is not None:
+                state.scope.deadline = min(state.scope.deadline, self._shutdown_deadline)
+        if self._session_scope is not None:
+            self._session_scope.deadline = (
+                self._shutdown_deadline + self._limits.shutdown_flush_seconds
+            )
+
+    async def _watch_signals(self) -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            count = 0
+            async for signum in signals:
+                count += 1
+                log.info(
+                    "signal %d: %s",
+                    signum,
+                    "finishing in-flight requests" if count == 1 else "stopping now",
+                )
+                if count == 1:
+                    self._reader_scope.cancel()
+                elif self._session_scope is not None:
+                    self._session_scope.cancel()
+
+    # --- workers -----------------------------------------------------------------------
+
+    async def _work(
+        self, inbox: trio.MemoryReceiveChannel[Request], outbox: trio.MemorySendChannel[bytes]
+    ) -> None:
+        async with inbox, outbox:
+            async for request in inbox:
+                for data in await self._run_one(request):
+                    await outbox.send(data)
+
+    async def _run_one(self, request: Request) -> list[bytes]:
+        key = _key(request.id)
+        state = self._pending.get(key)
+        if state is None or state.cancelled:
+            self._pending.pop(key, None)
+            return []
+        reply: Reply | None = None
+        state.scope = trio.CancelScope(deadline=self._shutdown_deadline)
+        try:
+            with state.scope:
+                reply = await self._server.handle(request)
+        except Exception:
+            log.exception("unexpected failure while handling %s", request.method[:100])
+            reply = Reply(error_response(request.id, INTERNAL_ERROR, "Internal error"))
+        finally:
+            self._pending.pop(key, None)
+        if state.cancelled:
+            return []
+        if reply is None:
+            message = (
+                f"Internal error: the server is shutting down and the request did not finish "
+                f"within the {self._limits.eof_grace_seconds:g} s grace period"
+            )
+            reply = Reply(error_response(request.id, INTERNAL_ERROR, message))
+        out = [encode(notification) for notification in reply.notifications]
+        if reply.response is not None:
+            out.append(self._encode_bounded(request, reply.response))
+        return out
+
+    def _encode_bounded(self, request: Request, response: dict[str, Any]) -> bytes:
+        data = encode(response)
+        if len(data) > self._limits.response_bytes:
+            log.error("reply to %s was %d bytes, over the limit", request.method[:100], len(data))
+            limit = self._limits.response_bytes
+            message = f"Internal error: the reply would exceed the {limit:,}-byte limit"
+            data = encode(error_response(request.id, INTERNAL_ERROR, message))
+        return data
+
+    # --- writer ------------------------------------------------------------------------
+
+    async def _write(
+        self, outbox: trio.MemoryReceiveChannel[bytes], send: trio.abc.SendStream
+    ) -> None:
+        async with outbox:
+            async for data in outbox:
+                try:
+                    await send.send_all(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                    raise StdoutClosed from exc

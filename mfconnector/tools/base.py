@@ -1,0 +1,101 @@
+"""What a tool is, what it gets to work with, and how its answer becomes a CallToolResult."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mfconnector.errors import ToolError
+from mfconnector.limits import Limits
+
+if TYPE_CHECKING:
+    from mfconnector.auth import TokenProvider
+    from mfconnector.graph.client import GraphClient
+
+__all__ = [
+    "READ_ONLY",
+    "Tool",
+    "ToolContext",
+    "error_result",
+    "success_result",
+]
+
+READ_ONLY: dict[str, Any] = {
+    "readOnlyHint": True,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": True,
+}
+
+GraphFactory = Callable[[], Awaitable["GraphClient"]]
+
+
+@dataclass
+class ToolContext:
+    """Everything a handler may use. Built once by the CLI; handlers never see stdio."""
+
+    limits: Limits
+    mode: str
+    allow_partial: bool
+    token_provider: TokenProvider
+    graph_factory: GraphFactory
+    user_path: str = "/me"
+    source: str | None = None
+    extra_status: dict[str, Any] = field(default_factory=dict)
+
+    async def graph(self) -> GraphClient:
+        return await self.graph_factory()
+
+
+Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One read-only tool: its published contract and the handler that fulfils it."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    handler: Handler
+    annotations: dict[str, Any] = field(default_factory=lambda: dict(READ_ONLY))
+
+    def definition(self) -> dict[str, Any]:
+        """The ``Tool`` object of ``tools/list``; identical in every era (26/tools)."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": {"title": self.title, **self.annotations},
+        }
+
+
+def _text(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def success_result(structured: dict[str, Any], *, allow_partial: bool) -> dict[str, Any]:
+    """Structured data twice (object and JSON text); incomplete data is an error unless allowed."""
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": _text(structured)}],
+        "structuredContent": structured,
+    }
+    if structured.get("incomplete") is True:
+        result["isError"] = not allow_partial
+    else:
+        result["isError"] = False
+    return result
+
+
+def error_result(error: ToolError) -> dict[str, Any]:
+    """A failure the assistant can act on: what happened and what to do, no structured data."""
+    return {
+        "content": [{"type": "text", "text": _text({"error": error.to_payload()})}],
+        "isError": True,
+    }

@@ -1,0 +1,40 @@
+"""Arguments are checked against the tool's own published schema, by a real validator.
+
+One schema serves as documentation and as enforcement, so they cannot drift. jsonschema
+is imported on first use, keeping it off the start-up path.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+__all__ = ["argument_errors"]
+
+MAX_REPORTED_ERRORS = 3
+
+
+@cache
+def _validator(schema_json: str) -> Any:
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(schema_json)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(part) for part in error.absolute_path)
+    message = str(error.message)
+    if len(message) > 200:
+        message = message[:200] + "…"
+    return f"argument `{where}`: {message}" if where else message
+
+
+def argument_errors(schema_json: str, arguments: dict[str, Any]) -> list[str]:
+    """Human-readable problems with ``arguments``; empty when they are valid."""
+    validator = _validator(schema_json)
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    return [_describe(error) for error in errors[:MAX_REPORTED_ERRORS]]

@@ -1,0 +1,131 @@
+"""Drive the real Runtime + McpServer over in-memory streams (no subprocess)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+import trio.testing
+
+from mfconnector.auth import StaticTokenProvider
+from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.runtime import Runtime
+from mfconnector.server import McpServer
+from mfconnector.tools import ALL_TOOLS
+from mfconnector.tools.base import Tool, ToolContext
+
+MODERN = "2026-07-28"
+
+
+def modern_meta(version: str = MODERN) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+
+def request(
+    request_id: Any, method: str, params: dict[str, Any] | None = None, *, modern: bool = True
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if modern:
+        message["params"] = {"_meta": modern_meta(), **(params or {})}
+    elif params is not None:
+        message["params"] = params
+    return message
+
+
+def initialize(request_id: Any = 0, version: str = "2025-11-25") -> dict[str, Any]:
+    return request(
+        request_id,
+        "initialize",
+        {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+        modern=False,
+    )
+
+
+async def _no_graph() -> Any:
+    raise AssertionError("this test does not use Graph")
+
+
+def plain_context(limits: Limits = DEFAULT_LIMITS, *, allow_partial: bool = False) -> ToolContext:
+    return ToolContext(
+        limits=limits,
+        mode="live",
+        allow_partial=allow_partial,
+        token_provider=StaticTokenProvider(None),
+        graph_factory=_no_graph,
+    )
+
+
+class Session:
+    def __init__(
+        self,
+        to_server: trio.testing.MemorySendStream,
+        from_server: trio.testing.MemoryReceiveStream,
+    ) -> None:
+        self._to_server = to_server
+        self._from_server = from_server
+        self._buffer = b""
+
+    async def send_raw(self, data: bytes) -> None:
+        await self._to_server.send_all(data)
+
+    async def send(self, message: Any) -> None:
+        await self.send_raw(json.dumps(message).encode() + b"\n")
+
+    async def close_input(self) -> None:
+        await self._to_server.aclose()
+
+    async def receive(self, timeout: float = 5.0) -> dict[str, Any]:  # noqa: ASYNC109
+        with trio.fail_after(timeout):
+            while b"\n" not in self._buffer:
+                data = await self._from_server.receive_some(65_536)
+                if not data:
+                    raise EOFError("server closed its output")
+                self._buffer += data
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        line.decode("ascii")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    async def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        await self.send(message)
+        return await self.receive()
+
+    async def remaining(self, timeout: float = 5.0) -> list[dict[str, Any]]:  # noqa: ASYNC109
+        """Everything the server writes until it closes its output."""
+        out = []
+        while True:
+            try:
+                out.append(await self.receive(timeout))
+            except EOFError:
+                return out
+
+
+@asynccontextmanager
+async def open_session(
+    *,
+    tools: Sequence[Tool] = ALL_TOOLS,
+    context: ToolContext | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> AsyncIterator[Session]:
+    to_server, server_in = trio.testing.memory_stream_one_way_pair()
+    server_out, from_server = trio.testing.memory_stream_one_way_pair()
+    server = McpServer(tools, context or plain_context(limits))
+
+    async def run() -> None:
+        await Runtime(server, limits).serve(server_in, server_out)
+        await server_out.aclose()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        yield Session(to_server, from_server)
+        nursery.cancel_scope.cancel()

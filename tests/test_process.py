@@ -1,0 +1,198 @@
+"""The real server process over real pipes: bad input, end of input, signals, a closed stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import trio
+from harness import initialize, request
+from mcp_schemas import schema_errors
+
+SERVER = [sys.executable, "-m", "mfconnector"]
+CHUNK = b"y" * (1 << 20)
+
+
+async def start(*args: str) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [*SERVER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+async def read_all(stream: Any) -> bytes:
+    data = bytearray()
+    while chunk := await stream.receive_some(1 << 16):
+        data += chunk
+    return bytes(data)
+
+
+async def exchange(process: trio.Process, writer: Any) -> tuple[bytes, bytes]:
+    """Write with ``writer`` while collecting stdout and stderr; wait for exit."""
+    out: dict[str, bytes] = {}
+
+    async def collect(name: str, stream: Any) -> None:
+        out[name] = await read_all(stream)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(collect, "stdout", process.stdout)
+        nursery.start_soon(collect, "stderr", process.stderr)
+        await writer(process.stdin)
+        await process.stdin.aclose()
+    await process.wait()
+    return out["stdout"], out["stderr"]
+
+
+def lines(stdout: bytes) -> list[dict[str, Any]]:
+    assert stdout.endswith(b"\n")
+    messages = []
+    for line in stdout.split(b"\n")[:-1]:
+        line.decode("ascii")
+        message = json.loads(line)
+        assert set(message) <= {"jsonrpc", "id", "result", "error", "method", "params"}
+        assert message["jsonrpc"] == "2.0"
+        if message.get("id") is not None:
+            problems = [
+                schema_errors(v, "JSONRPCMessage", message) for v in ("2026-07-28", "2025-11-25")
+            ]
+            assert not all(problems), problems
+        messages.append(message)
+    return messages
+
+
+def send_lines(*messages: Any) -> Any:
+    async def writer(stdin: Any) -> None:
+        for message in messages:
+            data = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+            await stdin.send_all(data)
+
+    return writer
+
+
+@pytest.mark.slow
+async def test_a_100_mb_line_is_drained_and_the_next_request_answered() -> None:
+    async def writer(stdin: Any) -> None:
+        await stdin.send_all(b'{"jsonrpc":"2.0","id":1,"method":"')
+        for _ in range(100):
+            await stdin.send_all(CHUNK)
+        await stdin.send_all(b'"}\n' + json.dumps(request(2, "server/discover")).encode() + b"\n")
+
+    with trio.fail_after(60):
+        process = await start()
+        stdout, stderr = await exchange(process, writer)
+    replies = lines(stdout)
+    assert process.returncode == 0
+    assert replies[0]["id"] is None and replies[0]["error"]["code"] == -32600
+    assert "1,000,000-byte limit" in replies[0]["error"]["message"]
+    assert replies[1]["id"] == 2 and "supportedVersions" in replies[1]["result"]
+    assert b"Traceback" not in stderr
+
+
+async def test_invalid_utf8_and_garbage_then_serving_continues() -> None:
+    with trio.fail_after(20):
+        process = await start()
+        stdout, stderr = await exchange(
+            process,
+            send_lines(
+                b"\xff\xfe\xfd\n",
+                b'{"jsonrpc":"2.0","id":1,"method":"\xed\xa0\x80"}\n',
+                b"[1,2]\n",
+                b"\n",
+                b"NaN\n",
+                initialize(3),
+                request(4, "tools/list", modern=False),
+            ),
+        )
+    replies = lines(stdout)
+    assert [r["error"]["code"] for r in replies[:4]] == [-32700, -32700, -32600, -32700]
+    assert replies[4]["id"] == 3 and replies[5]["id"] == 4
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr
+
+
+async def test_end_of_input_exits_zero_after_answering() -> None:
+    messages = [
+        request(i, "tools/call", {"name": "account_status", "arguments": {}}) for i in range(16)
+    ]
+    with trio.fail_after(20):
+        process = await start()
+        stdout, _ = await exchange(process, send_lines(*messages))
+    assert sorted(reply["id"] for reply in lines(stdout)) == list(range(16))
+    assert process.returncode == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_signals_end_the_process_quietly(signum: int) -> None:
+    with trio.fail_after(20):
+        process = await start()
+        await process.stdin.send_all(json.dumps(request(1, "server/discover")).encode() + b"\n")
+        first = await process.stdout.receive_some(1 << 16)
+        process.send_signal(signum)
+        await process.wait()
+        stderr = await read_all(process.stderr)
+    assert json.loads(first)["id"] == 1
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr
+
+
+async def test_a_closed_stdout_ends_the_process_quietly() -> None:
+    with trio.fail_after(20):
+        process = await start()
+        await process.stdout.aclose()
+        for i in range(50):
+            try:
+                await process.stdin.send_all(
+                    json.dumps(request(i, "server/discover")).encode() + b"\n"
+                )
+            except trio.BrokenResourceError:
+                break
+        await process.wait()
+        stderr = await read_all(process.stderr)
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr
+
+
+async def test_nothing_but_protocol_reaches_stdout_even_from_stray_writes() -> None:
+    code = (
+        "import os, sys, runpy; sys.argv=['mfconnector'];"
+        "import mfconnector.stdio as s; orig=s.claim_stdio\n"
+        "def claim():\n"
+        "    fds = orig(); print('stray print'); os.write(1, b'stray fd write\\n'); return fds\n"
+        "s.claim_stdio = claim\n"
+        "from mfconnector.cli import main; raise SystemExit(main([]))"
+    )
+    with trio.fail_after(20):
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        stdout, stderr = await exchange(process, send_lines(request(1, "server/discover")))
+    assert [reply["id"] for reply in lines(stdout)] == [1]
+    assert b"stray print" in stderr and b"stray fd write" in stderr
+
+
+def test_version_flag_and_bad_flags() -> None:
+    version = subprocess.run([*SERVER, "--version"], capture_output=True, timeout=20, check=False)
+    assert version.returncode == 0 and b"mfconnector" in version.stdout
+    bad = subprocess.run([*SERVER, "--no-such-flag"], capture_output=True, timeout=20, check=False)
+    assert bad.returncode == 2 and b"--no-such-flag" in bad.stderr and bad.stdout == b""
+
+
+def test_environment_is_not_needed_for_a_c_locale() -> None:
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": ""}
+    completed = subprocess.run(
+        SERVER,
+        input=json.dumps(request(1, "server/discover")).encode() + b"\n",
+        capture_output=True,
+        timeout=20,
+        env=env,
+        check=False,
+    )
+    assert completed.returncode == 0
+    assert lines(completed.stdout)[0]["id"] == 1
