@@ -39,7 +39,7 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-partial",
         action="store_true",
-        help="report results that were cut to the limits with isError=false (default: true)",
+        help="mark results that were cut to the limits isError=false (default: isError=true)",
     )
     parser.add_argument(
         "--log-level",
@@ -170,7 +170,13 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
         from mfconnector.auth import StaticTokenProvider
 
         return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT
-    config = auth_config_from_args(args)
+    from mfconnector.auth import UnavailableTokenProvider
+    from mfconnector.errors import AuthError
+
+    try:
+        config = auth_config_from_args(args)
+    except AuthError as error:
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT
     return build_token_provider(config), config.user_path, config.graph_root
 
 

@@ -3,11 +3,11 @@
 Memory budget (the worst case the runtime can hold at once, by construction):
 
     inbox_depth  x line_bytes            parsed requests waiting for a worker
-  + workers      x graph_body_bytes      one capped Graph body per busy worker
+  + graph_concurrency x graph_body_bytes one capped Graph body per request in flight
   + outbox_depth x response_bytes        encoded responses waiting for stdout
   + read_chunk_bytes                     the reader's one chunk in flight
 
-With the defaults: 8 x 1 MB + 8 x 2 MB + 8 x 1 MB + 64 KiB ~= 32 MB of payload
+With the defaults: 8 x 1 MB + 4 x 2 MB + 8 x 1 MB + 64 KiB ~= 24 MB of payload
 (Python objects for a parsed request cost a small multiple of its bytes). A stalled
 stdout fills the outbox, then blocks the workers, then the inbox, then the reader:
 nothing grows past this product. ``docs/LIMITS.md`` lists each attack beside the

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from mfconnector.errors import AuthError
 
-__all__ = ["StaticTokenProvider", "TokenProvider"]
+__all__ = ["StaticTokenProvider", "TokenProvider", "UnavailableTokenProvider"]
 
 
 class TokenProvider(Protocol):
@@ -46,3 +46,16 @@ class StaticTokenProvider:
         if self._token is None:
             return {"signedIn": False}
         return {"signedIn": True, "account": self._account}
+
+
+class UnavailableTokenProvider:
+    """Sign-in cannot work as configured: every call says why, and the server keeps serving."""
+
+    def __init__(self, error: AuthError) -> None:
+        self._error = error
+
+    async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
+        raise self._error
+
+    async def describe(self) -> dict[str, Any]:
+        return {"signedIn": False, "error": self._error.message, "hint": self._error.hint}

@@ -54,7 +54,8 @@ async def account_status(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
         except ToolError as error:
             result["problem"] = error.to_payload()
     elif "error" in account:
-        result["problem"] = {"message": str(account["error"]), "hint": "run `mfconnector login`"}
+        hint = account.get("hint") or "run `mfconnector login` in a terminal"
+        result["problem"] = {"message": str(account["error"]), "hint": str(hint)}
     else:
         result["problem"] = {
             "message": "not signed in",

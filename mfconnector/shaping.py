@@ -1,0 +1,179 @@
+"""Make Graph JSON fit the limits, and write down everything that was left out.
+
+Pure functions. Every tool result passes through here, so this is the one place that
+strips pre-authenticated URLs and attachment bytes, clips long strings and long lists,
+and fills the ``skipped`` record that the completeness contract promises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Skipped",
+    "clip_text",
+    "is_secret_key",
+    "pick",
+    "redact_text",
+    "shape_item",
+    "strip_secrets",
+]
+
+SECRET_KEY_SUFFIXES = ("downloadurl",)
+SECRET_KEYS = frozenset({"contentbytes", "thumbnails", "@odata.nextlink", "@odata.deltalink"})
+SECRET_MARKERS = ("tempauth=", "access_token=", "sig=")
+
+
+def is_secret_key(key: str) -> bool:
+    """Keys whose values are credentials or raw bytes: never shown, always reported."""
+    lowered = key.lower()
+    return lowered in SECRET_KEYS or lowered.endswith(SECRET_KEY_SUFFIXES)
+
+
+URL_PATTERN = re.compile(r"[a-z][a-z0-9+.-]*://[^\s<>\"']+", re.IGNORECASE)
+REDACTED = "[pre-authenticated link removed]"
+
+
+def _has_secret_marker(value: str) -> bool:
+    lowered = value.lower()
+    return "://" in lowered and any(marker in lowered for marker in SECRET_MARKERS)
+
+
+def redact_text(text: str) -> tuple[str, int]:
+    """Replace URLs that carry a credential inside free text; returns how many were replaced."""
+    count = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal count
+        if _has_secret_marker(match.group(0)):
+            count += 1
+            return REDACTED
+        return match.group(0)
+
+    if "://" not in text:
+        return text, 0
+    return URL_PATTERN.sub(replace, text), count
+
+
+@dataclass
+class Skipped:
+    """What a result left out, keyed the same way in every tool."""
+
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    items: dict[str, Any] | None = None
+    text: dict[str, Any] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.fields or self.removed or self.items or self.text)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.items:
+            out["items"] = self.items
+        if self.text:
+            out["text"] = self.text
+        if self.fields:
+            out["fields"] = self.fields
+        if self.removed:
+            out["removed"] = {
+                "paths": self.removed,
+                "why": "download URLs, thumbnail URLs and attachment bytes are never returned",
+            }
+        return out
+
+    def apply(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Mark ``result`` incomplete when anything was left out; leave it alone otherwise."""
+        if self:
+            result["incomplete"] = True
+            result["skipped"] = self.to_json()
+        return result
+
+
+def strip_secrets(value: Any, skipped: Skipped, path: str) -> Any:
+    """Drop URL-bearing keys and credential URLs inside strings, recording each path."""
+    if isinstance(value, Mapping):
+        clean: dict[str, Any] = {}
+        for key, item in value.items():
+            child = f"{path}.{key}" if path else str(key)
+            if is_secret_key(str(key)):
+                skipped.removed.append(child)
+                continue
+            cleaned = strip_secrets(item, skipped, child)
+            if cleaned is not _DROPPED:
+                clean[str(key)] = cleaned
+        return clean
+    if isinstance(value, list):
+        kept = []
+        for index, item in enumerate(value):
+            cleaned = strip_secrets(item, skipped, f"{path}[{index}]")
+            if cleaned is not _DROPPED:
+                kept.append(cleaned)
+        return kept
+    if isinstance(value, str) and _has_secret_marker(value):
+        skipped.removed.append(path)
+        redacted, _ = redact_text(value)
+        return _DROPPED if redacted.strip() == REDACTED else redacted
+    return value
+
+
+_DROPPED: Any = object()
+
+
+def clip_text(text: str, limit: int) -> tuple[str, int]:
+    """At most ``limit`` characters (code points, so never half an emoji); returns the cut count."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit
+
+
+def _bound(value: Any, skipped: Skipped, path: str, max_chars: int, max_items: int) -> Any:
+    if isinstance(value, str):
+        clipped, cut = clip_text(value, max_chars)
+        if cut:
+            skipped.fields.append(
+                {"path": path, "originalChars": len(value), "keptChars": max_chars}
+            )
+        return clipped
+    if isinstance(value, Mapping):
+        return {
+            key: _bound(item, skipped, f"{path}.{key}", max_chars, max_items)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        kept = value[:max_items]
+        if len(value) > max_items:
+            skipped.fields.append(
+                {"path": path, "originalItems": len(value), "keptItems": max_items}
+            )
+        return [
+            _bound(item, skipped, f"{path}[{index}]", max_chars, max_items)
+            for index, item in enumerate(kept)
+        ]
+    return value
+
+
+def pick(item: Mapping[str, Any], fields: Iterable[str]) -> dict[str, Any]:
+    """Graph's own field names, only those the tool asked Graph for."""
+    return {name: item[name] for name in fields if name in item}
+
+
+def shape_item(
+    item: Any,
+    fields: Iterable[str],
+    skipped: Skipped,
+    path: str,
+    *,
+    max_chars: int,
+    max_items: int,
+) -> dict[str, Any]:
+    """Strip secrets (reported), keep the asked-for fields, then bound strings and lists."""
+    if not isinstance(item, Mapping):
+        skipped.fields.append({"path": path, "reason": "Graph returned a non-object item"})
+        return {}
+    clean = strip_secrets(item, skipped, path)
+    bounded: dict[str, Any] = _bound(pick(clean, fields), skipped, path, max_chars, max_items)
+    return bounded

@@ -1,0 +1,87 @@
+"""Schema pieces and argument rules shared by the mail and files tools."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mfconnector.errors import ToolInputError
+from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.shaping import Skipped, shape_item
+from mfconnector.tools.base import ToolContext
+
+__all__ = [
+    "CURSOR",
+    "LIMIT",
+    "WELL_KNOWN_FOLDERS",
+    "folder_segment",
+    "list_output_schema",
+    "object_output_schema",
+    "shape_items",
+]
+
+WELL_KNOWN_FOLDERS = ("inbox", "sentitems", "drafts", "archive", "deleteditems", "junkemail")
+MIN_ID_CHARS = 16
+"""Outlook and OneDrive ids are long; a short word that is not a well-known name is a typo."""
+
+LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": DEFAULT_LIMITS.list_items}
+CURSOR: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 4096,
+    "description": "skipped.items.cursor of the previous result",
+}
+OUTLOOK_ID_PATTERN = "^[A-Za-z0-9_=+/-]{1,1024}$"
+
+_OUTLOOK_ID = re.compile(OUTLOOK_ID_PATTERN)
+
+
+def folder_segment(value: str, argument: str) -> str:
+    """A well-known folder name (any case) or an Outlook folder id, as a path segment."""
+    lowered = value.lower()
+    if lowered in WELL_KNOWN_FOLDERS:
+        return lowered
+    if len(value) < MIN_ID_CHARS or not _OUTLOOK_ID.match(value):
+        raise ToolInputError(
+            f"unknown folder {value[:60]!r} in `{argument}`",
+            hint=f"use a well-known name ({', '.join(WELL_KNOWN_FOLDERS)}) "
+            "or a folder id from mail_folders",
+        )
+    return value
+
+
+def list_output_schema(key: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            key: {"type": "array", "items": {"type": "object"}},
+            "incomplete": {"type": "boolean"},
+            "skipped": {"type": "object"},
+        },
+        "required": [key],
+    }
+
+
+def object_output_schema(key: str, *extra: str) -> dict[str, Any]:
+    properties: dict[str, Any] = {key: {"type": "object"}}
+    for name in extra:
+        properties[name] = {"type": ["object", "array"]}
+    properties["incomplete"] = {"type": "boolean"}
+    properties["skipped"] = {"type": "object"}
+    return {"type": "object", "properties": properties, "required": [key]}
+
+
+def shape_items(
+    ctx: ToolContext, items: list[Any], fields: tuple[str, ...], skipped: Skipped, key: str
+) -> list[dict[str, Any]]:
+    return [
+        shape_item(
+            item,
+            fields,
+            skipped,
+            f"{key}[{index}]",
+            max_chars=ctx.limits.field_chars,
+            max_items=ctx.limits.list_field_items,
+        )
+        for index, item in enumerate(items)
+    ]

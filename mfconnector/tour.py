@@ -1,0 +1,213 @@
+"""``mfconnector tour``: run the real server on the demo mailbox and show a person what it does.
+
+The tour is an MCP client: it starts ``python -m mfconnector --demo`` as a child process,
+speaks the 2026-07-28 revision to it over pipes, calls the tools an assistant would call,
+and prints what came back in plain words, including what each result says it left out.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+__all__ = ["run_tour"]
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "mfconnector-tour", "version": "1"},
+}
+WIDTH = 96
+
+
+class _Client:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._process = process
+        self._next_id = 0
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._next_id += 1
+        message = {
+            "jsonrpc": "2.0",
+            "id": self._next_id,
+            "method": method,
+            "params": {"_meta": META, **(params or {})},
+        }
+        self._process.stdin.write(json.dumps(message).encode() + b"\n")
+        self._process.stdin.flush()
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError("the server closed its output")
+        reply: dict[str, Any] = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']['message']}")
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    def call(self, name: str, **arguments: Any) -> tuple[dict[str, Any], bool]:
+        result = self.request("tools/call", {"name": name, "arguments": arguments})
+        structured = result.get("structuredContent")
+        if structured is None:
+            structured = json.loads(result["content"][0]["text"])
+        return structured, bool(result.get("isError"))
+
+
+@contextmanager
+def _server() -> Iterator[_Client]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mfconnector", "--demo"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        yield _Client(process)
+    finally:
+        if process.stdin:
+            process.stdin.close()
+        process.wait(timeout=30)
+        if process.stdout:
+            process.stdout.close()
+
+
+def _sender(message: dict[str, Any]) -> str:
+    address = message.get("from", {}).get("emailAddress", {})
+    return str(address.get("name") or address.get("address") or "?")
+
+
+def _short(text: Any, width: int) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _skipped_lines(result: dict[str, Any], is_error: bool) -> list[str]:
+    if not result.get("incomplete"):
+        return ["complete: nothing was left out"]
+    skipped = result["skipped"]
+    lines = [f"incomplete (isError={str(is_error).lower()}) — it says what it left out:"]
+    items = skipped.get("items")
+    if items:
+        more = "more pages in Graph" if items.get("morePages") else f"{items.get('count')} more"
+        lines.append(f"  items: {more}; continue with cursor={items['cursor'][:24]}…")
+    text = skipped.get("text")
+    if text:
+        if "nextOffset" in text:
+            lines.append(
+                f"  text: {text.get('returnedChars')} of {text.get('totalChars')} characters; "
+                f"continue with offset {text['nextOffset']}"
+            )
+        if "note" in text:
+            lines.append(f"  text: {text['note']}")
+    for entry in skipped.get("fields", [])[:3]:
+        kept = entry.get("keptChars", entry.get("keptItems"))
+        original = entry.get("originalChars", entry.get("originalItems"))
+        lines.append(f"  field {entry['path']}: kept {kept} of {original}")
+    removed = skipped.get("removed")
+    if removed:
+        lines.append(
+            f"  removed {len(removed['paths'])} download/thumbnail URL fields ({removed['why']})"
+        )
+    return lines
+
+
+def _section(out: IO[str], title: str) -> None:
+    out.write(f"\n== {title} " + "=" * max(0, WIDTH - len(title) - 4) + "\n")
+
+
+def _tour(client: _Client, out: IO[str]) -> None:
+    discover = client.request("server/discover")
+    info = discover["_meta"]["io.modelcontextprotocol/serverInfo"]
+    _section(out, "The server")
+    out.write(
+        f"{info['name']} {info['version']} speaks MCP {', '.join(discover['supportedVersions'])}\n"
+    )
+    tools = client.request("tools/list")["tools"]
+    size = len(json.dumps(tools, separators=(",", ":")))
+    out.write(f"{len(tools)} read-only tools ({size:,} bytes of tool definitions): ")
+    out.write(", ".join(tool["name"] for tool in tools) + "\n")
+
+    status, _ = client.call("account_status")
+    profile = status.get("profile", {})
+    out.write(
+        f"mode: {status['mode']}; mailbox of {profile.get('displayName')} <{profile.get('mail')}>\n"
+    )
+
+    _section(out, "Mail folders (mail_folders)")
+    folders, _ = client.call("mail_folders")
+    for folder in folders["folders"]:
+        out.write(
+            f"  {folder['displayName']:<24} {folder.get('unreadItemCount', 0):>3} unread "
+            f"{folder.get('totalItemCount', 0):>4} total\n"
+        )
+
+    _section(out, "The five newest messages in the inbox (mail_list limit=5)")
+    listing, is_error = client.call("mail_list", folder="inbox", limit=5)
+    for message in listing["messages"]:
+        mark = " " if message.get("isRead") else "*"
+        out.write(
+            f" {mark} {message['receivedDateTime'][:16]}  {_short(_sender(message), 18):<18}  "
+        )
+        out.write(_short(message.get("subject"), 52) + "\n")
+    out.writelines(line + "\n" for line in _skipped_lines(listing, is_error))
+    cursor = listing.get("skipped", {}).get("items", {}).get("cursor")
+    if cursor:
+        more, _ = client.call("mail_list", cursor=cursor, limit=3)
+        out.write("  …and with that cursor, the next three:\n")
+        for message in more["messages"]:
+            out.write(
+                f"    {message['receivedDateTime'][:16]}  {_short(message.get('subject'), 60)}\n"
+            )
+
+    _section(out, "Reading a long message (mail_read)")
+    search, _ = client.call("mail_search", query="launch", limit=25)
+    shown = False
+    for message in search["messages"]:
+        read, is_error = client.call("mail_read", message_id=message["id"])
+        body = read["message"]["body"]
+        if "text" in read.get("skipped", {}):
+            out.write(f"subject: {_short(read['message'].get('subject'), 80)}\n")
+            out.write(
+                textwrap.indent(textwrap.fill(_short(body["content"], 300), WIDTH - 4), "  ") + "\n"
+            )
+            out.writelines(line + "\n" for line in _skipped_lines(read, is_error))
+            shown = True
+            break
+    if not shown:
+        out.write("  (no long message found in the search results)\n")
+
+    _section(out, "The drive (files_list limit=5)")
+    files, is_error = client.call("files_list", limit=5)
+    for item in files["items"]:
+        kind = "folder" if "folder" in item else item.get("file", {}).get("mimeType", "file")
+        out.write(f"  {_short(item['name'], 40):<40} {kind:<28} {item.get('size', 0):>10,} bytes\n")
+    out.writelines(line + "\n" for line in _skipped_lines(files, is_error))
+
+    _section(out, "Reading a text file (files_read)")
+    found, _ = client.call("files_search", query="report", limit=25)
+    for item in found["items"]:
+        if item.get("name", "").endswith((".md", ".txt", ".csv")):
+            read, is_error = client.call("files_read", item_id=item["id"])
+            out.write(f"{item['name']}:\n")
+            text = read.get("content", {}).get("text", "")
+            out.write(textwrap.indent("\n".join(text.splitlines()[:8]), "  | ") + "\n")
+            out.writelines(line + "\n" for line in _skipped_lines(read, is_error))
+            break
+
+    _section(out, "What this shows")
+    out.write(
+        "Every answer was bounded (≤ 50 items, ≤ 10,000 characters of text), said exactly what\n"
+        "it left out and how to get it, and carried no download URL. Add the server to your MCP\n"
+        "client with `mfconnector --demo` to try it, or sign in (`mfconnector login`) for real.\n"
+    )
+
+
+def run_tour(out: IO[str] | None = None) -> int:
+    stream = out or sys.stdout
+    with _server() as client:
+        _tour(client, stream)
+    return 0
