@@ -212,13 +212,8 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
 
 def _run_auth_command(args: argparse.Namespace) -> int:
     from mfconnector.auth import commands
-    from mfconnector.auth.config import auth_config_from_args
 
-    config = auth_config_from_args(args)
-    command = {"login": commands.login, "logout": commands.logout, "status": commands.status}[
-        args.command
-    ]
-    return int(command(config))
+    return commands.run_command(args.command, args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
