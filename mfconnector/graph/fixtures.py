@@ -1,0 +1,740 @@
+"""Fixture mode: canned Graph answers served at the HTTP transport seam.
+
+The fixture file (format in ``docs/FIXTURES.md``) is read once, at start-up, under
+``Limits.fixture_file_bytes``, and checked whole before anything is served: a file that
+cannot be served is refused with one :class:`~mfconnector.errors.FixtureError` line that
+names the file, the entry and the problem, never with a traceback.
+
+:class:`FixtureTransport` plugs into ``httpx.AsyncClient(transport=...)``, so the real
+client code (byte caps, redirects, retries, paging markers) runs unchanged: bodies are
+streamed in chunks of at most 64 KiB, ``repeat`` bodies are generated lazily, a request
+with no canned answer gets a Graph-shaped 404, and a bearer token sent anywhere but the
+Graph root is answered with a 400 instead of being "delivered".
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import json
+import math
+import re
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+from urllib.parse import unquote, urlsplit
+
+import httpx
+import trio
+
+from mfconnector.errors import FixtureError
+from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
+from mfconnector.limits import DEFAULT_LIMITS, Limits
+
+__all__ = [
+    "CHUNK_BYTES",
+    "REPEAT_MAX_BYTES",
+    "SIGNIFICANT_QUERY_KEYS",
+    "FixtureEntry",
+    "FixtureResponse",
+    "FixtureSet",
+    "FixtureTransport",
+    "RepeatBody",
+    "canonical_path",
+    "load_fixtures",
+    "parse_fixtures",
+]
+
+CHUNK_BYTES = 64 * 1024
+"""Largest chunk a served body is streamed in (httpcore's own network read size)."""
+REPEAT_MAX_BYTES = 50_000_000
+"""Largest generated ``repeat`` body: big enough to overrun any cap, small enough to stream."""
+MAX_JSON_DEPTH = 64
+"""Deepest nesting accepted inside one ``json`` body (Graph answers nest about 8 deep)."""
+SIGNIFICANT_QUERY_KEYS = frozenset(
+    {"$filter", "$search", "$skip", "$skiptoken", "$expand", "skiptoken"}
+)
+"""Query keys that change *which* items Graph returns (compared case-insensitively).
+
+A request carrying one of them is answered only by an entry that names it with the same
+value, so an unfiltered page can never pass for a filtered one."""
+
+_TOP_KEYS = frozenset({"graphRoot", "responses"})
+_ENTRY_KEYS = frozenset({"request", "response"})
+_REQUEST_KEYS = frozenset({"method", "path", "url", "query"})
+_RESPONSE_KEYS = frozenset({"status", "headers", "json", "text", "base64", "repeat"})
+_BODY_KEYS = ("json", "text", "base64", "repeat")
+_REPEAT_KEYS = frozenset({"text", "bytes"})
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MAIL_PREFIXES = ("/me/messages", "/me/mailfolders")
+_DRIVE_PREFIXES = ("/me/drive", "/drives/", "/sites/")
+_USER_SCOPED = re.compile(r"^/users/[^/]+(/.*)$", re.IGNORECASE)
+
+
+# --- the loaded, checked fixture set ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatBody:
+    """A body of ``total_bytes`` bytes cycling ``text`` (UTF-8), generated while streaming."""
+
+    text: str
+    total_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureResponse:
+    """What one entry answers: status, headers as written, and the body to stream."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes | RepeatBody
+    is_json: bool = False
+    is_text: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureEntry:
+    """One checked ``responses[i]`` entry; ``label`` is how errors and logs name it."""
+
+    index: int
+    label: str
+    method: str
+    path: str | None
+    url_key: tuple[str, str, int, str] | None
+    query: Mapping[str, str]
+    response: FixtureResponse
+
+
+class FixtureSet:
+    """All entries of one fixture file, indexed for matching; immutable once loaded."""
+
+    def __init__(self, source: str, graph_root: str, entries: tuple[FixtureEntry, ...]) -> None:
+        self.source = source
+        self.graph_root = graph_root
+        self.entries = entries
+        self._root_scheme, self._root_host, self._root_port, self._root_path = _root_parts(
+            graph_root
+        )
+        self._by_path: dict[tuple[str, str], list[FixtureEntry]] = {}
+        self._by_url: dict[tuple[str, tuple[str, str, int, str]], list[FixtureEntry]] = {}
+        for entry in entries:
+            if entry.path is not None:
+                key = (entry.method, canonical_path(entry.path))
+                self._by_path.setdefault(key, []).append(entry)
+            elif entry.url_key is not None:
+                self._by_url.setdefault((entry.method, entry.url_key), []).append(entry)
+
+    def graph_path(self, url: str) -> str | None:
+        """The percent-decoded path after the Graph root, or None when ``url`` is elsewhere."""
+        parts = _split(url)
+        if parts is None:
+            return None
+        scheme, host, port, raw_path, _ = parts
+        if (scheme, host, port) != (self._root_scheme, self._root_host, self._root_port):
+            return None
+        if not raw_path.startswith(self._root_path + "/"):
+            return None
+        return unquote(raw_path[len(self._root_path) :])
+
+    def match(self, method: str, url: str) -> FixtureEntry | None:
+        """The entry answering ``method url``, by the rules in docs/FIXTURES.md, or None."""
+        parts = _split(url)
+        if parts is None:
+            return None
+        scheme, host, port, raw_path, raw_query = parts
+        query = _decode_query(raw_query)
+        rel = self.graph_path(url)
+        if rel is None:
+            key = (scheme, host, port, unquote(raw_path) or "/")
+            for entry in self._by_url.get((method, key), ()):
+                if dict(entry.query) == query:
+                    return entry
+            return None
+        significant = {k: v for k, v in query.items() if k.casefold() in SIGNIFICANT_QUERY_KEYS}
+        best: FixtureEntry | None = None
+        for entry in self._by_path.get((method, canonical_path(rel)), ()):
+            if any(query.get(k) != v for k, v in entry.query.items()):
+                continue
+            if any(entry.query.get(k) != v for k, v in significant.items()):
+                continue
+            if best is None or len(entry.query) > len(best.query):
+                best = entry
+        return best
+
+
+def canonical_path(path: str) -> str:
+    """The decoded Graph path used for matching: ``/me/drive/root:/a/b.txt:`` and
+    ``/me/drive/root:/a/b.txt`` address the same item in Graph, so they match alike."""
+    if path.endswith(":") and ":/" in path[:-1]:
+        return path[:-1]
+    return path
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
+
+
+def _root_parts(root: str) -> tuple[str, str, int, str]:
+    """Scheme, host, port and path (no trailing slash) of an already checked Graph root."""
+    parts = urlsplit(root)
+    scheme = parts.scheme.lower()
+    return (
+        scheme,
+        (parts.hostname or "").lower(),
+        parts.port or _default_port(scheme),
+        parts.path.rstrip("/"),
+    )
+
+
+def _split(url: str) -> tuple[str, str, int, str, str] | None:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    return (
+        scheme,
+        (parts.hostname or "").lower(),
+        port or _default_port(scheme),
+        parts.path,
+        parts.query,
+    )
+
+
+def _decode_query(raw: str) -> dict[str, str]:
+    """Split and percent-decode a query; ``+`` stays ``+`` (Graph does not read it as space)."""
+    query: dict[str, str] = {}
+    for part in raw.split("&"):
+        if part:
+            key, _, value = part.partition("=")
+            query[unquote(key)] = unquote(value)
+    return query
+
+
+# --- the transport ------------------------------------------------------------------------
+
+
+class _BodyStream(httpx.AsyncByteStream):
+    """Streams a canned body in chunks of at most CHUNK_BYTES, generating ``repeat`` lazily."""
+
+    def __init__(self, body: bytes | RepeatBody) -> None:
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        body = self._body
+        if isinstance(body, bytes):
+            for start in range(0, len(body), CHUNK_BYTES):
+                await trio.lowlevel.checkpoint()
+                yield body[start : start + CHUNK_BYTES]
+            return
+        unit = body.text.encode("utf-8")
+        # One window of the cycle that any chunk can be sliced from: bounded by the
+        # pattern size plus one chunk, however large total_bytes is.
+        window = unit * (2 + CHUNK_BYTES // len(unit))
+        sent = 0
+        while sent < body.total_bytes:
+            size = min(CHUNK_BYTES, body.total_bytes - sent)
+            start = sent % len(unit)
+            await trio.lowlevel.checkpoint()
+            yield window[start : start + size]
+            sent += size
+
+
+class FixtureTransport(httpx.AsyncBaseTransport):
+    """An httpx transport answering from a :class:`FixtureSet` instead of the network."""
+
+    def __init__(self, fixture_set: FixtureSet) -> None:
+        self.fixture_set = fixture_set
+        self._counter = itertools.count(1)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        request_id = f"fixture-{next(self._counter)}"
+        url = str(request.url)
+        fixtures = self.fixture_set
+        if "authorization" in request.headers and not is_graph_url(url, fixtures.graph_root):
+            parts = urlsplit(url)
+            return _error_response(
+                request,
+                400,
+                "fixtureAuthorizationLeak",
+                f"fixture mode: a request to {parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+                " carried an Authorization header; the bearer token may only go to Graph",
+                request_id,
+            )
+        entry = fixtures.match(request.method, url)
+        if entry is None:
+            return _miss(request, fixtures, request_id)
+        answer = entry.response
+        headers = list(answer.headers)
+        names = {name.lower() for name, _ in headers}
+        if isinstance(answer.body, bytes) and "content-length" not in names:
+            headers.append(("Content-Length", str(len(answer.body))))
+        if "content-type" not in names:
+            if answer.is_json:
+                headers.append(("Content-Type", "application/json"))
+            elif answer.is_text:
+                headers.append(("Content-Type", "text/plain; charset=utf-8"))
+        if "request-id" not in names:
+            headers.append(("request-id", request_id))
+        return httpx.Response(
+            answer.status, headers=headers, stream=_BodyStream(answer.body), request=request
+        )
+
+
+def _miss(request: httpx.Request, fixtures: FixtureSet, request_id: str) -> httpx.Response:
+    url = str(request.url)
+    rel = fixtures.graph_path(url)
+    query = _decode_query(urlsplit(url).query)
+    if rel is None:
+        # Never echo a download URL: its path or query may be the pre-authenticated part.
+        parts = urlsplit(url)
+        shown = f"{parts.scheme}://{parts.hostname or ''}/..."
+        code = "ResourceNotFound"
+    else:
+        shown = _clean(rel[:300])
+        scoped = _USER_SCOPED.match(rel)
+        folded = ("/me" + scoped.group(1) if scoped else rel).casefold()
+        if folded.startswith(_MAIL_PREFIXES):
+            code = "ErrorItemNotFound"
+        elif folded.startswith(_DRIVE_PREFIXES):
+            code = "itemNotFound"
+        else:
+            code = "ResourceNotFound"
+    keys = [
+        f"{key}={_show(value)}"
+        for key, value in query.items()
+        if key.casefold() in SIGNIFICANT_QUERY_KEYS
+    ]
+    detail = ", ".join(keys) if keys else "no significant query options"
+    message = f"fixture mode: no canned response for {request.method} {shown} ({_clean(detail)})"
+    return _error_response(request, 404, code, message, request_id)
+
+
+def _error_response(
+    request: httpx.Request, status: int, code: str, message: str, request_id: str
+) -> httpx.Response:
+    inner: dict[str, str] = {"request-id": request_id}
+    client_request_id = request.headers.get("client-request-id")
+    if client_request_id is not None:
+        inner["client-request-id"] = client_request_id
+    payload = {"error": {"code": code, "message": message, "innerError": inner}}
+    body = json.dumps(payload).encode("ascii")
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(body))),
+        ("request-id", request_id),
+    ]
+    return httpx.Response(status, headers=headers, stream=_BodyStream(body), request=request)
+
+
+# --- loading and checking -----------------------------------------------------------------
+
+
+def load_fixtures(path: Path | str, *, limits: Limits = DEFAULT_LIMITS) -> FixtureSet:
+    """Read a fixture file once, under ``limits.fixture_file_bytes``, and check all of it.
+
+    Raises FixtureError (one line: file, entry, problem) for anything that cannot be served,
+    so start-up fails before the first request instead of in the middle of a session.
+    """
+    source = _clean(str(path))
+    limit = limits.fixture_file_bytes
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise FixtureError(f"{source}: cannot read fixture file: {_clean(reason)}") from None
+    if len(data) > limit:
+        raise FixtureError(f"{source}: fixture file is larger than the {limit:,}-byte limit")
+    return parse_fixtures(data, source=source)
+
+
+def parse_fixtures(data: bytes, *, source: str = "<fixtures>") -> FixtureSet:
+    """Check fixture bytes already in memory (the caller bounds their size)."""
+    return _Loader(source).load(data)
+
+
+class _DuplicateKeys(dict[str, Any]):
+    """A JSON object that repeated a key; remembered so the checker can say where."""
+
+    duplicate: str = ""
+
+
+class _BadNumber(Exception):
+    pass
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    flagged = _DuplicateKeys(obj)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            flagged.duplicate = key
+            break
+        seen.add(key)
+    return flagged
+
+
+def _parse_constant(name: str) -> NoReturn:
+    raise _BadNumber(f"{name} is not JSON (NaN and Infinity are not allowed)")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BadNumber(f"the number {text[:40]} overflows to infinity")
+    return value
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > 4000:
+        raise _BadNumber(f"an integer has {len(text):,} digits")
+    return int(text)
+
+
+def _clean(text: str) -> str:
+    """One printable line: control characters and lone surrogates escaped."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _show(value: object, limit: int = 80) -> str:
+    """A JSON value quoted for an error message, shortened and made printable."""
+    if isinstance(value, str):
+        shown = json.dumps(
+            value[:limit] + ("..." if len(value) > limit else ""), ensure_ascii=False
+        )
+    elif isinstance(value, bool) or value is None:
+        shown = json.dumps(value)
+    elif isinstance(value, int | float):
+        shown = str(value)[:limit]
+    elif isinstance(value, list):
+        shown = "an array"
+    else:
+        shown = "an object"
+    return _clean(shown)
+
+
+def _type_name(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+class _Loader:
+    """Checks a parsed fixture document entry by entry; every problem is one FixtureError."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.graph_root = DEFAULT_GRAPH_ROOT
+
+    def fail(self, where: str, problem: str) -> NoReturn:
+        prefix = f"{self.source}: {where}: " if where else f"{self.source}: "
+        raise FixtureError(prefix + problem)
+
+    def load(self, data: bytes) -> FixtureSet:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            self.fail("", f"fixture file is not UTF-8 (invalid byte at offset {err.start:,})")
+        text = text.removeprefix("\ufeff")
+        try:
+            doc = json.loads(
+                text,
+                object_pairs_hook=_object_pairs,
+                parse_constant=_parse_constant,
+                parse_float=_parse_float,
+                parse_int=_parse_int,
+            )
+        except json.JSONDecodeError as err:
+            self.fail("", f"malformed JSON at line {err.lineno} column {err.colno}: {err.msg}")
+        except _BadNumber as err:
+            self.fail("", f"malformed JSON: {err}")
+        except RecursionError:
+            self.fail("", "malformed JSON: nested too deeply")
+        except ValueError as err:  # int() limits and other number conversions
+            self.fail("", f"malformed JSON: {_clean(str(err))[:200]}")
+        if not isinstance(doc, dict):
+            self.fail("", f"the top level must be an object, not {_type_name(doc)}")
+        self.check_keys("", doc, _TOP_KEYS, required=("responses",))
+        if "graphRoot" in doc:
+            self.graph_root = self.check_root(doc["graphRoot"])
+        responses = doc["responses"]
+        if not isinstance(responses, list):
+            self.fail("responses", f"must be an array, not {_type_name(responses)}")
+        entries: list[FixtureEntry] = []
+        seen: dict[tuple[object, ...], str] = {}
+        for index, raw in enumerate(responses):
+            entry = self.check_entry(index, raw)
+            path = canonical_path(entry.path) if entry.path is not None else None
+            identity = (entry.method, path, entry.url_key, frozenset(entry.query.items()))
+            if identity in seen:
+                self.fail(
+                    entry.label, f"duplicate of {seen[identity]} (same method, target and query)"
+                )
+            seen[identity] = f"responses[{index}]"
+            entries.append(entry)
+        return FixtureSet(self.source, self.graph_root, tuple(entries))
+
+    # --- structure --------------------------------------------------------------------
+
+    def check_keys(
+        self, where: str, obj: dict[str, Any], allowed: frozenset[str], required: tuple[str, ...]
+    ) -> None:
+        if isinstance(obj, _DuplicateKeys):
+            self.fail(where, f"key {_show(obj.duplicate)} appears twice")
+        unknown = sorted(set(obj) - allowed)
+        if unknown:
+            names = ", ".join(_show(key) for key in unknown[:5])
+            self.fail(where, f"unknown key {names} (allowed: {', '.join(sorted(allowed))})")
+        for key in required:
+            if key not in obj:
+                self.fail(where, f"missing required key {_show(key)}")
+
+    def check_root(self, root: object) -> str:
+        if not isinstance(root, str):
+            self.fail("graphRoot", f"must be a string URL, not {_type_name(root)}")
+        try:
+            parts = urlsplit(root)
+            parts.port  # noqa: B018 - raises ValueError for a bad port
+        except ValueError:
+            self.fail("graphRoot", f"{_show(root)} is not a URL")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            self.fail("graphRoot", f"{_show(root)} must be an http(s) URL with a host")
+        if parts.query or parts.fragment or parts.username is not None or _SURROGATE.search(root):
+            self.fail("graphRoot", f"{_show(root)} must not carry a query, fragment or user")
+        return root.rstrip("/")
+
+    def check_entry(self, index: int, raw: object) -> FixtureEntry:
+        where = f"responses[{index}]"
+        if not isinstance(raw, dict):
+            self.fail(where, f"an entry must be an object, not {_type_name(raw)}")
+        self.check_keys(where, raw, _ENTRY_KEYS, required=("request", "response"))
+        request = raw["request"]
+        if not isinstance(request, dict):
+            self.fail(where, f"request must be an object, not {_type_name(request)}")
+        self.check_keys(f"{where} request", request, _REQUEST_KEYS, required=("method",))
+        method = request["method"]
+        if method != "GET":
+            self.fail(
+                where,
+                f'request.method must be "GET" (the server is read-only), not {_show(method)}',
+            )
+        has_path, has_url = "path" in request, "url" in request
+        if has_path == has_url:
+            self.fail(where, 'request needs exactly one of "path" or "url"')
+        query = self.check_string_map(where, "request.query", request.get("query", {}))
+        path: str | None = None
+        url_key: tuple[str, str, int, str] | None = None
+        if has_path:
+            path = self.check_path(where, request["path"])
+            label = f"{where} (GET {_clean(path[:160])})"
+        else:
+            url_key, url_query, shown = self.check_url(where, request["url"])
+            label = f"{where} (GET {shown})"
+            for key, value in url_query.items():
+                if key in query:
+                    self.fail(label, f"request.query repeats {_show(key)} from the url's own query")
+                query[key] = value
+        response = self.check_response(label, raw["response"], path)
+        return FixtureEntry(index, label, method, path, url_key, query, response)
+
+    def check_string_map(self, where: str, name: str, obj: object) -> dict[str, str]:
+        if not isinstance(obj, dict):
+            self.fail(where, f"{name} must be an object of strings, not {_type_name(obj)}")
+        if isinstance(obj, _DuplicateKeys):
+            self.fail(where, f"{name} has the key {_show(obj.duplicate)} twice")
+        for key, value in obj.items():
+            if not key:
+                self.fail(where, f"{name} has an empty key")
+            if not isinstance(value, str):
+                self.fail(where, f"{name}[{_show(key)}] must be a string, not {_type_name(value)}")
+            if _SURROGATE.search(key) or _SURROGATE.search(value):
+                self.fail(where, f"{name}[{_show(key)}] holds a lone surrogate escape")
+        return dict(obj)
+
+    def check_path(self, where: str, path: object) -> str:
+        if not isinstance(path, str):
+            self.fail(where, f"request.path must be a string, not {_type_name(path)}")
+        if not path.startswith("/"):
+            self.fail(where, f'request.path {_show(path)} must start with "/"')
+        if "?" in path:
+            self.fail(where, f"request.path {_show(path)} must not hold a query; use request.query")
+        if _SURROGATE.search(path):
+            self.fail(where, f"request.path {_show(path)} holds a lone surrogate escape")
+        return path
+
+    def check_url(
+        self, where: str, url: object
+    ) -> tuple[tuple[str, str, int, str], dict[str, str], str]:
+        if not isinstance(url, str):
+            self.fail(where, f"request.url must be a string, not {_type_name(url)}")
+        parts = _split(url)
+        raw = urlsplit(url) if parts is not None else None
+        if parts is None or raw is None or raw.scheme.lower() not in ("http", "https"):
+            self.fail(where, "request.url must be an absolute http(s) URL")
+        scheme, host, port, raw_path, raw_query = parts
+        shown = _clean(f"{scheme}://{host}{raw_path}"[:160])
+        if not host or raw.fragment or raw.username is not None or _SURROGATE.search(url):
+            self.fail(where, f"request.url {shown} needs a host and no fragment or user")
+        root_scheme, root_host, root_port, root_path = _root_parts(self.graph_root)
+        if (scheme, host, port) == (root_scheme, root_host, root_port) and raw_path.startswith(
+            root_path + "/"
+        ):
+            self.fail(where, f"request.url {shown} is under graphRoot; write it as request.path")
+        query: dict[str, str] = {}
+        for part in raw_query.split("&"):
+            if part:
+                key, _, value = part.partition("=")
+                key = unquote(key)
+                if key in query:
+                    self.fail(where, f"request.url repeats the query key {_show(key)}")
+                query[key] = unquote(value)
+        return (scheme, host, port, unquote(raw_path) or "/"), query, shown
+
+    def check_response(self, label: str, response: object, path: str | None) -> FixtureResponse:
+        if not isinstance(response, dict):
+            self.fail(label, f"response must be an object, not {_type_name(response)}")
+        self.check_keys(f"{label} response", response, _RESPONSE_KEYS, required=())
+        status = response.get("status", 200)
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+            self.fail(label, f"response.status must be an integer 100-599, not {_show(status)}")
+        headers = self.check_string_map(label, "response.headers", response.get("headers", {}))
+        for name, value in headers.items():
+            if not _TOKEN.fullmatch(name):
+                self.fail(label, f"response.headers has an invalid header name {_show(name)}")
+            if not _HEADER_VALUE.fullmatch(value):
+                self.fail(
+                    label,
+                    f"response.headers[{_show(name)}] must be printable ASCII (no line breaks)",
+                )
+            if name.lower() == "content-length" and not value.isdigit():
+                self.fail(label, 'response.headers["Content-Length"] must be a whole number')
+        present = [key for key in _BODY_KEYS if key in response]
+        if len(present) > 1:
+            self.fail(label, f"response has more than one body: {', '.join(present)}")
+        pairs = tuple(headers.items())
+        if not present:
+            return FixtureResponse(status, pairs, b"")
+        kind = present[0]
+        value = response[kind]
+        if kind == "json":
+            self.check_json_body(label, value, path)
+            encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            return FixtureResponse(status, pairs, encoded.encode("utf-8"), is_json=True)
+        if kind == "text":
+            if not isinstance(value, str):
+                self.fail(label, f"response.text must be a string, not {_type_name(value)}")
+            if _SURROGATE.search(value):
+                self.fail(label, "response.text holds a lone surrogate escape (not UTF-8)")
+            return FixtureResponse(status, pairs, value.encode("utf-8"), is_text=True)
+        if kind == "base64":
+            if not isinstance(value, str):
+                self.fail(label, f"response.base64 must be a string, not {_type_name(value)}")
+            try:
+                decoded = base64.b64decode(value.encode("ascii"), validate=True)
+            except (UnicodeEncodeError, binascii.Error):
+                self.fail(label, "response.base64 is not valid base64")
+            return FixtureResponse(status, pairs, decoded)
+        return FixtureResponse(status, pairs, self.check_repeat(label, value))
+
+    def check_repeat(self, label: str, repeat: object) -> RepeatBody:
+        if not isinstance(repeat, dict):
+            self.fail(label, f"response.repeat must be an object, not {_type_name(repeat)}")
+        self.check_keys(f"{label} response.repeat", repeat, _REPEAT_KEYS, ("text", "bytes"))
+        text, size = repeat["text"], repeat["bytes"]
+        if not isinstance(text, str) or not text or _SURROGATE.search(text):
+            self.fail(label, "response.repeat.text must be a non-empty UTF-8 string")
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= REPEAT_MAX_BYTES:
+            self.fail(
+                label,
+                f"response.repeat.bytes must be an integer 0-{REPEAT_MAX_BYTES:,}, "
+                f"not {_show(size)}",
+            )
+        return RepeatBody(text, size)
+
+    # --- json bodies ------------------------------------------------------------------
+
+    def check_json_body(self, label: str, body: object, path: str | None) -> None:
+        """Collections, paging links and message bodies, checked the way a tool reads them."""
+        if isinstance(body, dict) and "value" in body:
+            items = body["value"]
+            if not isinstance(items, list):
+                self.fail(label, f"response.json.value must be an array, not {_type_name(items)}")
+            for position, item in enumerate(items):
+                where = f"response.json.value[{position}]"
+                if not isinstance(item, dict):
+                    self.fail(
+                        label, f"{where}: collection item must be an object, not {_type_name(item)}"
+                    )
+                if not isinstance(item.get("id"), str):
+                    self.fail(label, f'{where}: collection item has no string "id"')
+        if isinstance(body, dict) and "@odata.nextLink" in body:
+            link = body["@odata.nextLink"]
+            if not isinstance(link, str) or not is_graph_url(link, self.graph_root):
+                self.fail(
+                    label,
+                    f"response.json.@odata.nextLink must be a URL under {self.graph_root}, "
+                    f"not {_show(link)}",
+                )
+        in_messages = path is not None and "/messages" in path.casefold()
+        stack: list[tuple[object, str, int]] = [(body, "response.json", 0)]
+        while stack:
+            node, where, depth = stack.pop()
+            if depth > MAX_JSON_DEPTH:
+                self.fail(label, f"{where}: nested deeper than {MAX_JSON_DEPTH} levels")
+            if isinstance(node, str):
+                if _SURROGATE.search(node):
+                    self.fail(label, f"{where}: lone surrogate escape (not UTF-8)")
+            elif isinstance(node, list):
+                stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node))
+            elif isinstance(node, dict):
+                if isinstance(node, _DuplicateKeys):
+                    self.fail(label, f"{where}: key {_show(node.duplicate)} appears twice")
+                self.check_message_body(label, where, node, in_messages)
+                for key, value in node.items():
+                    if _SURROGATE.search(key):
+                        self.fail(label, f"{where}: a key holds a lone surrogate escape")
+                    stack.append((value, f"{where}.{_clean(key[:60])}", depth + 1))
+
+    def check_message_body(
+        self, label: str, where: str, node: dict[str, Any], in_messages: bool
+    ) -> None:
+        body = node.get("body")
+        if not isinstance(body, dict):
+            return
+        odata_type = node.get("@odata.type")
+        message_like = (
+            in_messages
+            or "subject" in node
+            or (isinstance(odata_type, str) and "message" in odata_type.casefold())
+        )
+        if not message_like:
+            return
+        content_type = body.get("contentType")
+        if not isinstance(content_type, str) or content_type.casefold() not in ("text", "html"):
+            self.fail(
+                label,
+                f'{where}.body: message body contentType must be "text" or "html", '
+                f"not {_show(content_type)}",
+            )
+        if not isinstance(body.get("content"), str):
+            self.fail(label, f"{where}.body: message body content must be a string")
