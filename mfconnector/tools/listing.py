@@ -25,6 +25,14 @@ class Page:
     skipped_items: dict[str, Any] | None
 
 
+def _cursor(scope: str, url: str, skip: int = 0) -> dict[str, Any]:
+    """A cursor, or a note when the continuation cannot be carried in one (over its size limit)."""
+    try:
+        return {"cursor": encode_cursor(scope=scope, url=url, skip=skip)}
+    except ValueError:
+        return {"cursor": None, "note": "the continuation is too long to carry in a cursor"}
+
+
 def _graph_value(body: Any) -> list[Any]:
     if not isinstance(body, dict) or not isinstance(body.get("value"), list):
         raise GraphError("Graph answered without a list of items", retry_safe=True)
@@ -60,10 +68,7 @@ async def fetch_page(
     next_link = answer.body.get("@odata.nextLink")
     more_pages = isinstance(next_link, str)
     if len(remaining) > limit:
-        skipped: dict[str, Any] = {
-            "cursor": encode_cursor(scope=scope, url=url, skip=skip + limit),
-            "morePages": more_pages,
-        }
+        skipped: dict[str, Any] = {**_cursor(scope, url, skip + limit), "morePages": more_pages}
         if not more_pages:
             skipped["count"] = len(remaining) - limit
         return Page(shown, skipped)
@@ -71,8 +76,5 @@ async def fetch_page(
         if not is_graph_url(str(next_link), graph.root):
             note = "Graph's continuation link points outside the Graph root; it was not followed"
             return Page(shown, {"morePages": True, "cursor": None, "note": note})
-        return Page(
-            shown,
-            {"morePages": True, "cursor": encode_cursor(scope=scope, url=str(next_link))},
-        )
+        return Page(shown, {"morePages": True, **_cursor(scope, str(next_link))})
     return Page(shown, None)
