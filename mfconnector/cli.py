@@ -127,7 +127,7 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
-            from mfconnector.graph.fixtures import FixtureTransport
+            from mfconnector.graph.fixture_transport import FixtureTransport
 
             return GraphClient(
                 token_provider=token_provider,

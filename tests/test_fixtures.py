@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from mfconnector import demo
 from mfconnector.errors import FixtureError
+from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import (
     CHUNK_BYTES,
     FixtureSet,
-    FixtureTransport,
     load_fixtures,
     parse_fixtures,
 )

@@ -16,22 +16,28 @@ from __future__ import annotations
 
 import base64
 import binascii
-import itertools
 import json
 import math
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import unquote, urlsplit
 
-import httpx
-import trio
-
 from mfconnector.errors import FixtureError
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+
+
+def __getattr__(name: str) -> object:
+    """``FixtureTransport`` moved to ``fixture_transport`` (it needs httpx); still reachable."""
+    if name == "FixtureTransport":
+        from mfconnector.graph.fixture_transport import FixtureTransport
+
+        return FixtureTransport
+    raise AttributeError(name)
+
 
 __all__ = [
     "CHUNK_BYTES",
@@ -40,7 +46,6 @@ __all__ = [
     "FixtureEntry",
     "FixtureResponse",
     "FixtureSet",
-    "FixtureTransport",
     "RepeatBody",
     "canonical_path",
     "load_fixtures",
@@ -71,9 +76,9 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_MAIL_PREFIXES = ("/me/messages", "/me/mailfolders")
-_DRIVE_PREFIXES = ("/me/drive", "/drives/", "/sites/")
-_USER_SCOPED = re.compile(r"^/users/[^/]+(/.*)$", re.IGNORECASE)
+MAIL_PREFIXES = ("/me/messages", "/me/mailfolders")
+DRIVE_PREFIXES = ("/me/drive", "/drives/", "/sites/")
+USER_SCOPED = re.compile(r"^/users/[^/]+(/.*)$", re.IGNORECASE)
 
 
 # --- the loaded, checked fixture set ------------------------------------------------------
@@ -148,7 +153,7 @@ class FixtureSet:
         if parts is None:
             return None
         scheme, host, port, raw_path, raw_query = parts
-        query = _decode_query(raw_query)
+        query = decode_query(raw_query)
         rel = self.graph_path(url)
         if rel is None:
             key = (scheme, host, port, unquote(raw_path) or "/")
@@ -208,7 +213,7 @@ def _split(url: str) -> tuple[str, str, int, str, str] | None:
     )
 
 
-def _decode_query(raw: str) -> dict[str, str]:
+def decode_query(raw: str) -> dict[str, str]:
     """Split and percent-decode a query; ``+`` stays ``+`` (Graph does not read it as space)."""
     query: dict[str, str] = {}
     for part in raw.split("&"):
@@ -216,122 +221,6 @@ def _decode_query(raw: str) -> dict[str, str]:
             key, _, value = part.partition("=")
             query[unquote(key)] = unquote(value)
     return query
-
-
-# --- the transport ------------------------------------------------------------------------
-
-
-class _BodyStream(httpx.AsyncByteStream):
-    """Streams a canned body in chunks of at most CHUNK_BYTES, generating ``repeat`` lazily."""
-
-    def __init__(self, body: bytes | RepeatBody) -> None:
-        self._body = body
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        body = self._body
-        if isinstance(body, bytes):
-            for start in range(0, len(body), CHUNK_BYTES):
-                await trio.lowlevel.checkpoint()
-                yield body[start : start + CHUNK_BYTES]
-            return
-        unit = body.text.encode("utf-8")
-        # One window of the cycle that any chunk can be sliced from: bounded by the
-        # pattern size plus one chunk, however large total_bytes is.
-        window = unit * (2 + CHUNK_BYTES // len(unit))
-        sent = 0
-        while sent < body.total_bytes:
-            size = min(CHUNK_BYTES, body.total_bytes - sent)
-            start = sent % len(unit)
-            await trio.lowlevel.checkpoint()
-            yield window[start : start + size]
-            sent += size
-
-
-class FixtureTransport(httpx.AsyncBaseTransport):
-    """An httpx transport answering from a :class:`FixtureSet` instead of the network."""
-
-    def __init__(self, fixture_set: FixtureSet) -> None:
-        self.fixture_set = fixture_set
-        self._counter = itertools.count(1)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        request_id = f"fixture-{next(self._counter)}"
-        url = str(request.url)
-        fixtures = self.fixture_set
-        if "authorization" in request.headers and not is_graph_url(url, fixtures.graph_root):
-            parts = urlsplit(url)
-            return _error_response(
-                request,
-                400,
-                "fixtureAuthorizationLeak",
-                f"fixture mode: a request to {parts.scheme}://{parts.netloc.rpartition('@')[2]}"
-                " carried an Authorization header; the bearer token may only go to Graph",
-                request_id,
-            )
-        entry = fixtures.match(request.method, url)
-        if entry is None:
-            return _miss(request, fixtures, request_id)
-        answer = entry.response
-        headers = list(answer.headers)
-        names = {name.lower() for name, _ in headers}
-        if isinstance(answer.body, bytes) and "content-length" not in names:
-            headers.append(("Content-Length", str(len(answer.body))))
-        if "content-type" not in names:
-            if answer.is_json:
-                headers.append(("Content-Type", "application/json"))
-            elif answer.is_text:
-                headers.append(("Content-Type", "text/plain; charset=utf-8"))
-        if "request-id" not in names:
-            headers.append(("request-id", request_id))
-        return httpx.Response(
-            answer.status, headers=headers, stream=_BodyStream(answer.body), request=request
-        )
-
-
-def _miss(request: httpx.Request, fixtures: FixtureSet, request_id: str) -> httpx.Response:
-    url = str(request.url)
-    rel = fixtures.graph_path(url)
-    query = _decode_query(urlsplit(url).query)
-    if rel is None:
-        # Never echo a download URL: its path or query may be the pre-authenticated part.
-        parts = urlsplit(url)
-        shown = f"{parts.scheme}://{parts.hostname or ''}/..."
-        code = "ResourceNotFound"
-    else:
-        shown = _clean(rel[:300])
-        scoped = _USER_SCOPED.match(rel)
-        folded = ("/me" + scoped.group(1) if scoped else rel).casefold()
-        if folded.startswith(_MAIL_PREFIXES):
-            code = "ErrorItemNotFound"
-        elif folded.startswith(_DRIVE_PREFIXES):
-            code = "itemNotFound"
-        else:
-            code = "ResourceNotFound"
-    keys = [
-        f"{key}={_show(value)}"
-        for key, value in query.items()
-        if key.casefold() in SIGNIFICANT_QUERY_KEYS
-    ]
-    detail = ", ".join(keys) if keys else "no significant query options"
-    message = f"fixture mode: no canned response for {request.method} {shown} ({_clean(detail)})"
-    return _error_response(request, 404, code, message, request_id)
-
-
-def _error_response(
-    request: httpx.Request, status: int, code: str, message: str, request_id: str
-) -> httpx.Response:
-    inner: dict[str, str] = {"request-id": request_id}
-    client_request_id = request.headers.get("client-request-id")
-    if client_request_id is not None:
-        inner["client-request-id"] = client_request_id
-    payload = {"error": {"code": code, "message": message, "innerError": inner}}
-    body = json.dumps(payload).encode("ascii")
-    headers = [
-        ("Content-Type", "application/json"),
-        ("Content-Length", str(len(body))),
-        ("request-id", request_id),
-    ]
-    return httpx.Response(status, headers=headers, stream=_BodyStream(body), request=request)
 
 
 # --- loading and checking -----------------------------------------------------------------
@@ -343,14 +232,14 @@ def load_fixtures(path: Path | str, *, limits: Limits = DEFAULT_LIMITS) -> Fixtu
     Raises FixtureError (one line: file, entry, problem) for anything that cannot be served,
     so start-up fails before the first request instead of in the middle of a session.
     """
-    source = _clean(str(path))
+    source = clean_text(str(path))
     limit = limits.fixture_file_bytes
     try:
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        raise FixtureError(f"{source}: cannot read fixture file: {_clean(reason)}") from None
+        raise FixtureError(f"{source}: cannot read fixture file: {clean_text(reason)}") from None
     if len(data) > limit:
         raise FixtureError(f"{source}: fixture file is larger than the {limit:,}-byte limit")
     return parse_fixtures(data, source=source)
@@ -402,13 +291,13 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """One printable line: control characters and lone surrogates escaped."""
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def _show(value: object, limit: int = 80) -> str:
+def show_value(value: object, limit: int = 80) -> str:
     """A JSON value quoted for an error message, shortened and made printable."""
     if isinstance(value, str):
         shown = json.dumps(
@@ -422,7 +311,7 @@ def _show(value: object, limit: int = 80) -> str:
         shown = "an array"
     else:
         shown = "an object"
-    return _clean(shown)
+    return clean_text(shown)
 
 
 def _type_name(value: object) -> str:
@@ -471,7 +360,7 @@ class _Loader:
         except RecursionError:
             self.fail("", "malformed JSON: nested too deeply")
         except ValueError as err:  # int() limits and other number conversions
-            self.fail("", f"malformed JSON: {_clean(str(err))[:200]}")
+            self.fail("", f"malformed JSON: {clean_text(str(err))[:200]}")
         if not isinstance(doc, dict):
             self.fail("", f"the top level must be an object, not {_type_name(doc)}")
         self.check_keys("", doc, _TOP_KEYS, required=("responses",))
@@ -500,14 +389,14 @@ class _Loader:
         self, where: str, obj: dict[str, Any], allowed: frozenset[str], required: tuple[str, ...]
     ) -> None:
         if isinstance(obj, _DuplicateKeys):
-            self.fail(where, f"key {_show(obj.duplicate)} appears twice")
+            self.fail(where, f"key {show_value(obj.duplicate)} appears twice")
         unknown = sorted(set(obj) - allowed)
         if unknown:
-            names = ", ".join(_show(key) for key in unknown[:5])
+            names = ", ".join(show_value(key) for key in unknown[:5])
             self.fail(where, f"unknown key {names} (allowed: {', '.join(sorted(allowed))})")
         for key in required:
             if key not in obj:
-                self.fail(where, f"missing required key {_show(key)}")
+                self.fail(where, f"missing required key {show_value(key)}")
 
     def check_root(self, root: object) -> str:
         if not isinstance(root, str):
@@ -516,11 +405,11 @@ class _Loader:
             parts = urlsplit(root)
             parts.port  # noqa: B018 - raises ValueError for a bad port
         except ValueError:
-            self.fail("graphRoot", f"{_show(root)} is not a URL")
+            self.fail("graphRoot", f"{show_value(root)} is not a URL")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            self.fail("graphRoot", f"{_show(root)} must be an http(s) URL with a host")
+            self.fail("graphRoot", f"{show_value(root)} must be an http(s) URL with a host")
         if parts.query or parts.fragment or parts.username is not None or _SURROGATE.search(root):
-            self.fail("graphRoot", f"{_show(root)} must not carry a query, fragment or user")
+            self.fail("graphRoot", f"{show_value(root)} must not carry a query, fragment or user")
         return root.rstrip("/")
 
     def check_entry(self, index: int, raw: object) -> FixtureEntry:
@@ -536,7 +425,7 @@ class _Loader:
         if method != "GET":
             self.fail(
                 where,
-                f'request.method must be "GET" (the server is read-only), not {_show(method)}',
+                f'request.method must be "GET" (the server is read-only), not {show_value(method)}',
             )
         has_path, has_url = "path" in request, "url" in request
         if has_path == has_url:
@@ -546,13 +435,15 @@ class _Loader:
         url_key: tuple[str, str, int, str] | None = None
         if has_path:
             path = self.check_path(where, request["path"])
-            label = f"{where} (GET {_clean(path[:160])})"
+            label = f"{where} (GET {clean_text(path[:160])})"
         else:
             url_key, url_query, shown = self.check_url(where, request["url"])
             label = f"{where} (GET {shown})"
             for key, value in url_query.items():
                 if key in query:
-                    self.fail(label, f"request.query repeats {_show(key)} from the url's own query")
+                    self.fail(
+                        label, f"request.query repeats {show_value(key)} from the url's own query"
+                    )
                 query[key] = value
         response = self.check_response(label, raw["response"], path)
         return FixtureEntry(index, label, method, path, url_key, query, response)
@@ -561,25 +452,29 @@ class _Loader:
         if not isinstance(obj, dict):
             self.fail(where, f"{name} must be an object of strings, not {_type_name(obj)}")
         if isinstance(obj, _DuplicateKeys):
-            self.fail(where, f"{name} has the key {_show(obj.duplicate)} twice")
+            self.fail(where, f"{name} has the key {show_value(obj.duplicate)} twice")
         for key, value in obj.items():
             if not key:
                 self.fail(where, f"{name} has an empty key")
             if not isinstance(value, str):
-                self.fail(where, f"{name}[{_show(key)}] must be a string, not {_type_name(value)}")
+                self.fail(
+                    where, f"{name}[{show_value(key)}] must be a string, not {_type_name(value)}"
+                )
             if _SURROGATE.search(key) or _SURROGATE.search(value):
-                self.fail(where, f"{name}[{_show(key)}] holds a lone surrogate escape")
+                self.fail(where, f"{name}[{show_value(key)}] holds a lone surrogate escape")
         return dict(obj)
 
     def check_path(self, where: str, path: object) -> str:
         if not isinstance(path, str):
             self.fail(where, f"request.path must be a string, not {_type_name(path)}")
         if not path.startswith("/"):
-            self.fail(where, f'request.path {_show(path)} must start with "/"')
+            self.fail(where, f'request.path {show_value(path)} must start with "/"')
         if "?" in path:
-            self.fail(where, f"request.path {_show(path)} must not hold a query; use request.query")
+            self.fail(
+                where, f"request.path {show_value(path)} must not hold a query; use request.query"
+            )
         if _SURROGATE.search(path):
-            self.fail(where, f"request.path {_show(path)} holds a lone surrogate escape")
+            self.fail(where, f"request.path {show_value(path)} holds a lone surrogate escape")
         return path
 
     def check_url(
@@ -592,7 +487,7 @@ class _Loader:
         if parts is None or raw is None or raw.scheme.lower() not in ("http", "https"):
             self.fail(where, "request.url must be an absolute http(s) URL")
         scheme, host, port, raw_path, raw_query = parts
-        shown = _clean(f"{scheme}://{host}{raw_path}"[:160])
+        shown = clean_text(f"{scheme}://{host}{raw_path}"[:160])
         if not host or raw.fragment or raw.username is not None or _SURROGATE.search(url):
             self.fail(where, f"request.url {shown} needs a host and no fragment or user")
         root_scheme, root_host, root_port, root_path = _root_parts(self.graph_root)
@@ -606,7 +501,7 @@ class _Loader:
                 key, _, value = part.partition("=")
                 key = unquote(key)
                 if key in query:
-                    self.fail(where, f"request.url repeats the query key {_show(key)}")
+                    self.fail(where, f"request.url repeats the query key {show_value(key)}")
                 query[key] = unquote(value)
         return (scheme, host, port, unquote(raw_path) or "/"), query, shown
 
@@ -616,15 +511,19 @@ class _Loader:
         self.check_keys(f"{label} response", response, _RESPONSE_KEYS, required=())
         status = response.get("status", 200)
         if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-            self.fail(label, f"response.status must be an integer 100-599, not {_show(status)}")
+            self.fail(
+                label, f"response.status must be an integer 100-599, not {show_value(status)}"
+            )
         headers = self.check_string_map(label, "response.headers", response.get("headers", {}))
         for name, value in headers.items():
             if not _TOKEN.fullmatch(name):
-                self.fail(label, f"response.headers has an invalid header name {_show(name)}")
+                bad = show_value(name)
+                self.fail(label, f"response.headers has an invalid header name {bad}")
             if not _HEADER_VALUE.fullmatch(value):
                 self.fail(
                     label,
-                    f"response.headers[{_show(name)}] must be printable ASCII (no line breaks)",
+                    f"response.headers[{show_value(name)}] must be printable ASCII"
+                    " (no line breaks)",
                 )
             if name.lower() == "content-length" and not value.isdigit():
                 self.fail(label, 'response.headers["Content-Length"] must be a whole number')
@@ -667,7 +566,7 @@ class _Loader:
             self.fail(
                 label,
                 f"response.repeat.bytes must be an integer 0-{REPEAT_MAX_BYTES:,}, "
-                f"not {_show(size)}",
+                f"not {show_value(size)}",
             )
         return RepeatBody(text, size)
 
@@ -693,7 +592,7 @@ class _Loader:
                 self.fail(
                     label,
                     f"response.json.@odata.nextLink must be a URL under {self.graph_root}, "
-                    f"not {_show(link)}",
+                    f"not {show_value(link)}",
                 )
         in_messages = path is not None and "/messages" in path.casefold()
         stack: list[tuple[object, str, int]] = [(body, "response.json", 0)]
@@ -708,12 +607,12 @@ class _Loader:
                 stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node))
             elif isinstance(node, dict):
                 if isinstance(node, _DuplicateKeys):
-                    self.fail(label, f"{where}: key {_show(node.duplicate)} appears twice")
+                    self.fail(label, f"{where}: key {show_value(node.duplicate)} appears twice")
                 self.check_message_body(label, where, node, in_messages)
                 for key, value in node.items():
                     if _SURROGATE.search(key):
                         self.fail(label, f"{where}: a key holds a lone surrogate escape")
-                    stack.append((value, f"{where}.{_clean(key[:60])}", depth + 1))
+                    stack.append((value, f"{where}.{clean_text(key[:60])}", depth + 1))
 
     def check_message_body(
         self, label: str, where: str, node: dict[str, Any], in_messages: bool
@@ -734,7 +633,7 @@ class _Loader:
             self.fail(
                 label,
                 f'{where}.body: message body contentType must be "text" or "html", '
-                f"not {_show(content_type)}",
+                f"not {show_value(content_type)}",
             )
         if not isinstance(body.get("content"), str):
             self.fail(label, f"{where}.body: message body content must be a string")
