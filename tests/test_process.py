@@ -196,3 +196,32 @@ def test_environment_is_not_needed_for_a_c_locale() -> None:
     )
     assert completed.returncode == 0
     assert lines(completed.stdout)[0]["id"] == 1
+
+
+@pytest.mark.parametrize("mode", [["--demo"], []])
+def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
+    """Start-up imports neither msal (live mode loads it on the first token) nor, in demo mode, httpx."""
+    call = request(1, "tools/call", {"name": "account_status", "arguments": {}})
+    completed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mfconnector", *mode],
+        input=json.dumps(request(0, "server/discover")).encode() + b"\n",
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    imported = {line.split("|")[-1].strip() for line in completed.stderr.decode().splitlines()}
+    assert completed.returncode == 0
+    assert "msal" not in imported
+    assert "httpx" not in imported
+    # ...and a demo tool call still works, loading httpx then (but never msal).
+    if mode:
+        completed = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "mfconnector", *mode],
+            input=json.dumps(call).encode() + b"\n",
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        imported = {line.split("|")[-1].strip() for line in completed.stderr.decode().splitlines()}
+        assert "httpx" in imported and "msal" not in imported
+        assert json.loads(completed.stdout)["result"]["structuredContent"]["mode"] == "demo"
