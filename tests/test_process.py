@@ -200,7 +200,7 @@ def test_environment_is_not_needed_for_a_c_locale() -> None:
 
 @pytest.mark.parametrize("mode", [["--demo"], []])
 def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
-    """Start-up imports neither msal (live mode loads it on the first token) nor, in demo mode, httpx."""
+    """Start-up imports neither msal (loaded on the first token) nor httpx (the first call)."""
     call = request(1, "tools/call", {"name": "account_status", "arguments": {}})
     completed = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "mfconnector", *mode],
