@@ -20,6 +20,8 @@ __all__ = [
     "Request",
     "RequestId",
     "encode",
+    "encode_json",
+    "encode_with_result",
     "error_response",
     "parse_line",
     "result_response",
@@ -141,6 +143,20 @@ def classify(obj: Any) -> Message:
         assert usable_id is not None
         return Request(usable_id, method, params)
     return Notification(method, params)
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact, ASCII-only JSON for one value (a result that can be encoded once and reused)."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode(
+        "ascii"
+    )
+
+
+def encode_with_result(request_id: RequestId, result_json: bytes) -> bytes:
+    """The line ``encode(result_response(request_id, result))`` would give, from encoded JSON."""
+    return (
+        b'{"jsonrpc":"2.0","id":' + encode_json(request_id) + b',"result":' + result_json + b"}\n"
+    )
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -37,6 +37,9 @@ __all__ = ["Runtime", "StdoutClosed"]
 
 log = logging.getLogger("mfconnector.runtime")
 
+WRITE_BATCH_BYTES = 256 * 1024
+"""Replies already waiting are written together, up to this much, in one system call."""
+
 
 class StdoutClosed(Exception):
     """The client stopped reading our replies: nothing more can be said, so stop."""
@@ -78,7 +81,7 @@ class Runtime:
             async with trio.open_nursery() as nursery:
                 self._session_scope = nursery.cancel_scope
                 if handle_signals:
-                    nursery.start_soon(self._watch_signals)
+                    await nursery.start(self._watch_signals)
                 nursery.start_soon(self._read, receive, inbox_send, outbox_send.clone())
                 async with inbox_recv:
                     for _ in range(self._limits.workers):
@@ -131,12 +134,17 @@ class Runtime:
         elif isinstance(message, Request):
             key = _key(message.id)
             if key in self._pending:
-                reply = error_response(
+                duplicate = error_response(
                     message.id,
                     INVALID_REQUEST,
                     "Invalid Request: this id is already in use by a request in flight",
                 )
-                await outbox.send(encode(reply))
+                await outbox.send(encode(duplicate))
+                return
+            answer = self._server.answer_now(message)
+            if answer is not None:
+                for data in self._encode_reply(message, answer):
+                    await outbox.send(data)
                 return
             self._pending[key] = _InFlight()
             await inbox.send(message)
@@ -173,8 +181,11 @@ class Runtime:
                 self._shutdown_deadline + self._limits.shutdown_flush_seconds
             )
 
-    async def _watch_signals(self) -> None:
+    async def _watch_signals(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
             count = 0
             async for signum in signals:
                 count += 1
@@ -222,8 +233,13 @@ class Runtime:
                 f"within the {self._limits.eof_grace_seconds:g} s grace period"
             )
             reply = Reply(error_response(request.id, INTERNAL_ERROR, message))
+        return self._encode_reply(request, reply)
+
+    def _encode_reply(self, request: Request, reply: Reply) -> list[bytes]:
         out = [encode(notification) for notification in reply.notifications]
-        if reply.response is not None:
+        if reply.encoded is not None:
+            out.append(reply.encoded)
+        elif reply.response is not None:
             out.append(self._encode_bounded(request, reply.response))
         return out
 
@@ -243,7 +259,16 @@ class Runtime:
     ) -> None:
         async with outbox:
             async for data in outbox:
+                batch = [data]
+                size = len(data)
+                while size < WRITE_BATCH_BYTES:
+                    try:
+                        data = outbox.receive_nowait()
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                    batch.append(data)
+                    size += len(data)
                 try:
-                    await send.send_all(data)
+                    await send.send_all(b"".join(batch) if len(batch) > 1 else batch[0])
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                     raise StdoutClosed from exc

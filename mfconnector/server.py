@@ -20,7 +20,14 @@ from mfconnector.errors import (
     ToolError,
     ToolInputError,
 )
-from mfconnector.jsonrpc import Notification, Request, error_response, result_response
+from mfconnector.jsonrpc import (
+    Notification,
+    Request,
+    encode_json,
+    encode_with_result,
+    error_response,
+    result_response,
+)
 from mfconnector.protocol import (
     SUPPORTED_VERSIONS,
     Era,
@@ -46,12 +53,20 @@ INSTRUCTIONS = (
 OLDEST_ERA_WITH_PROTOCOL_ARGUMENT_ERRORS = "2025-06-18"
 
 
+@dataclass(frozen=True)
+class _ToolCall:
+    era: Era
+    params: dict[str, Any]
+
+
 @dataclass
 class Reply:
     """What one request produces: notifications to send first, then at most one response."""
 
     response: dict[str, Any] | None
     notifications: list[dict[str, Any]] = field(default_factory=list)
+    encoded: bytes | None = None
+    """The whole response line, already encoded (for results that never change)."""
 
 
 class McpServer:
@@ -63,14 +78,37 @@ class McpServer:
         self._schemas = {tool.name: json.dumps(tool.input_schema, sort_keys=True) for tool in tools}
         self._context = context
         self._legacy_version: str | None = None
+        self._tools_list_json = {
+            modern: encode_json(finish_result({"tools": self._definitions}, era, cacheable=True))
+            for modern, era in (
+                (True, Era(SUPPORTED_VERSIONS[0])),
+                (False, Era(SUPPORTED_VERSIONS[1])),
+            )
+        }
 
     @property
     def tool_definitions(self) -> list[dict[str, Any]]:
         return self._definitions
 
-    async def handle(self, request: Request) -> Reply:
+    def answer_now(self, request: Request) -> Reply | None:
+        """The reply to a request that needs no I/O, or None for a tool call (a worker's job).
+
+        The runtime's reader answers these inline: no task hop, and ``initialize`` takes
+        effect before the next line is read, so pipelined requests see it.
+        """
         try:
-            return await self._dispatch(request)
+            routed = self._route(request)
+        except ProtocolError as error:
+            return Reply(error_response(request.id, error.code, error.message, error.data))
+        return routed if isinstance(routed, Reply) else None
+
+    async def handle(self, request: Request) -> Reply:
+        """The reply to any request; tool calls run here, in a worker, and may wait on Graph."""
+        try:
+            routed = self._route(request)
+            if isinstance(routed, Reply):
+                return routed
+            return self._ok(request, await self._call_tool(routed.params, routed.era), routed.era)
         except ProtocolError as error:
             return Reply(error_response(request.id, error.code, error.message, error.data))
 
@@ -78,7 +116,7 @@ class McpServer:
         """Notifications never get a reply (``notifications/cancelled`` is the runtime's)."""
         log.debug("notification %s", notification.method[:100])
 
-    async def _dispatch(self, request: Request) -> Reply:
+    def _route(self, request: Request) -> Reply | _ToolCall:
         params = request.params
         if params is not None and not isinstance(params, dict):
             raise ProtocolError(INVALID_PARAMS, "params must be an object")
@@ -110,9 +148,12 @@ class McpServer:
             if method == "ping":
                 return Reply(result_response(request.id, {}))
         if method == "tools/list":
-            return self._ok(request, self._list_tools(params), era, cacheable=True)
+            if params.get("cursor") is not None:
+                raise ProtocolError(INVALID_PARAMS, "Invalid cursor: tools/list has a single page")
+            result_json = self._tools_list_json[era.modern]
+            return Reply(None, encoded=encode_with_result(request.id, result_json))
         if method == "tools/call":
-            return self._ok(request, await self._call_tool(params, era), era)
+            return _ToolCall(era, params)
         raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method[:100]}")
 
     @staticmethod
@@ -160,11 +201,6 @@ class McpServer:
             },
         }
         return Reply(None, [ack])
-
-    def _list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
-        if params.get("cursor") is not None:
-            raise ProtocolError(INVALID_PARAMS, "Invalid cursor: tools/list has a single page")
-        return {"tools": self._definitions}
 
     async def _call_tool(self, params: dict[str, Any], era: Era) -> dict[str, Any]:
         name = params.get("name")

@@ -1,0 +1,174 @@
+"""What the tools cost a client in bytes: the tools/list array, and typical results.
+
+    .venv/bin/python bench/discovery_bytes.py
+
+Runs the real server (``python -m mfconnector --demo``) as a child process over pipes,
+asks ``tools/list`` and a few typical calls on the bundled demo data, and prints:
+
+- the ``tools`` array as compact JSON (as on the wire: ``separators=(",", ":")``,
+  ASCII-escaped), total and per tool, against ``Limits.tools_list_bytes``, with each tool's
+  inputSchema, outputSchema and description bytes;
+- for each typical result, the bytes of ``structuredContent`` alone and of the whole
+  ``CallToolResult`` (the structured copy, the JSON text copy, isError, the modern fields),
+  both compact, and the raw JSON-RPC line the server wrote.
+
+Bytes are not tokens; see bench/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from mfconnector.demo import demo_fixture_path  # noqa: E402
+from mfconnector.limits import DEFAULT_LIMITS  # noqa: E402
+from mfconnector.textconv import html_to_text  # noqa: E402
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+TIMEOUT_SECONDS = 60
+
+
+def compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def demo_ids() -> dict[str, Any]:
+    """The demo's longest HTML message (and its text length) and its 10,001-character text
+    file, found by content."""
+    doc = json.loads(demo_fixture_path().read_text(encoding="utf-8"))
+    longest_html, longest, html = "", -1, ""
+    text_file = ""
+    for entry in doc["responses"]:
+        path = entry["request"].get("path") or ""
+        body = entry["response"].get("json")
+        if not isinstance(body, dict):
+            continue
+        if path.startswith("/me/messages/") and path.count("/") == 3:
+            content = body.get("body") or {}
+            if content.get("contentType") == "html" and len(content.get("content", "")) > longest:
+                longest_html, longest = body["id"], len(content["content"])
+                html = content["content"]
+        if path == "/me/drive/root:/Documents/Notes de réunion – Tōkyō.txt":
+            text_file = body["id"]
+    if not longest_html or not text_file:
+        raise SystemExit("the demo data no longer has the messages this script reads")
+    return {
+        "long_message": longest_html,
+        "long_message_chars": len(html_to_text(html)),
+        "text_file": text_file,
+    }
+
+
+def run_server(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, bytes]:
+    """Send every request to one demo server; its raw reply lines, by label."""
+    lines = []
+    for index, (_, method, params) in enumerate(calls):
+        message = {
+            "jsonrpc": "2.0",
+            "id": index,
+            "method": method,
+            "params": {"_meta": MODERN_META, **params},
+        }
+        lines.append(json.dumps(message))
+    done = subprocess.run(
+        [sys.executable, "-m", "mfconnector", "--demo"],
+        input=("\n".join(lines) + "\n").encode(),
+        capture_output=True,
+        cwd=ROOT,
+        timeout=TIMEOUT_SECONDS,
+        check=True,
+    )
+    replies = {}
+    for raw in done.stdout.splitlines():
+        reply = json.loads(raw)
+        replies[calls[reply["id"]][0]] = raw
+    return replies
+
+
+def row(*cells: object) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def main() -> None:
+    ids = demo_ids()
+    read_windows = [
+        (f"mail_read window {n}", {"message_id": ids["long_message"], "body_offset": n * 10_000})
+        for n in range(-(-ids["long_message_chars"] // DEFAULT_LIMITS.body_chars))
+    ]
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        ("tools/list", "tools/list", {}),
+        ("mail_list, 50 items (inbox)", "tools/call", {"name": "mail_list", "arguments": {}}),
+        ("files_list, 50 items (root)", "tools/call", {"name": "files_list", "arguments": {}}),
+        *(
+            (label, "tools/call", {"name": "mail_read", "arguments": arguments})
+            for label, arguments in read_windows
+        ),
+        (
+            "files_read, 10,001-char text",
+            "tools/call",
+            {"name": "files_read", "arguments": {"item_id": ids["text_file"]}},
+        ),
+        ("account_status", "tools/call", {"name": "account_status", "arguments": {}}),
+    ]
+    replies = run_server(calls)
+
+    tools = json.loads(replies["tools/list"])["result"]["tools"]
+    total = len(compact(tools))
+    budget = DEFAULT_LIMITS.tools_list_bytes
+    print("## tools/list: the tools array, compact JSON as on the wire\n")
+    print(f"total: {total:,} bytes of the {budget:,}-byte budget ({total / budget:.0%})\n")
+    print(row("tool", "tool bytes", "inputSchema", "outputSchema", "description"))
+    print(row("---", "---:", "---:", "---:", "---:"))
+    for tool in tools:
+        print(
+            row(
+                tool["name"],
+                f"{len(compact(tool)):,}",
+                f"{len(compact(tool['inputSchema'])):,}",
+                f"{len(compact(tool['outputSchema'])):,}",
+                f"{len(compact(tool['description'])) - 2:,}",
+            )
+        )
+    shared = sum(len(compact(t["annotations"])) for t in tools)
+    print(f"\nannotations (all tools): {shared:,} bytes\n")
+
+    print("## Typical results on the demo data\n")
+    print(row("call", "structuredContent", "CallToolResult", "JSON-RPC line", "isError"))
+    print(row("---", "---:", "---:", "---:", "---"))
+    read_total = [0, 0, 0]
+    for label, _, _ in calls[1:]:
+        raw = replies[label]
+        result = json.loads(raw)["result"]
+        structured = len(compact(result.get("structuredContent", {})))
+        whole = len(compact(result))
+        print(row(label, f"{structured:,}", f"{whole:,}", f"{len(raw):,}", result["isError"]))
+        if label.startswith("mail_read window"):
+            read_total[0] += structured
+            read_total[1] += whole
+            read_total[2] += len(raw)
+    print(
+        row(
+            f"mail_read, whole {ids['long_message_chars']:,}-char HTML message (all windows)",
+            f"{read_total[0]:,}",
+            f"{read_total[1]:,}",
+            f"{read_total[2]:,}",
+            "",
+        )
+    )
+    print(
+        "\nCallToolResult carries the data twice (structuredContent and a JSON text block), so"
+        " it is about twice structuredContent; JSON-RPC line = the bytes the server wrote."
+    )
+
+
+if __name__ == "__main__":
+    main()

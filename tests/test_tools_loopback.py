@@ -1,0 +1,828 @@
+"""The tools against a real HTTP stand-in for Graph on 127.0.0.1 (tests/loopback.py).
+
+What the tools put on the wire (query strings, headers, how many requests), what they do
+with Graph's pages and errors, and where the bearer token may go. The server stack is the
+real one (Runtime + McpServer over in-memory streams, modern era); the Graph client is the
+real GraphClient over real sockets. The only fake is the token provider.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+import trio
+from harness import MODERN, open_session, request
+from jsonschema import Draft202012Validator
+from loopback import LoopbackServer, RecordedRequest, Reply
+from mcp_schemas import assert_valid
+
+from mfconnector.auth import StaticTokenProvider
+from mfconnector.graph.client import GraphClient
+from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.tools import ALL_TOOLS
+from mfconnector.tools.base import ToolContext
+
+FAST = dataclasses.replace(
+    DEFAULT_LIMITS,
+    graph_request_seconds=10.0,
+    graph_connect_timeout_seconds=5.0,
+    graph_read_timeout_seconds=5.0,
+    graph_retry_after_max_seconds=0.5,
+    graph_retry_total_seconds=1.0,
+)
+CAP = DEFAULT_LIMITS.list_items
+BODY = DEFAULT_LIMITS.body_chars
+TOKEN = "t"
+TEST_SECONDS = 20
+OUTPUT_VALIDATORS = {tool.name: Draft202012Validator(tool.output_schema) for tool in ALL_TOOLS}
+
+
+@pytest.fixture
+def graph() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as server:
+        yield server
+
+
+@pytest.fixture
+def files() -> Iterator[LoopbackServer]:
+    """The pre-authenticated download host."""
+    with LoopbackServer() as server:
+        yield server
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[LoopbackServer]:
+    """A host the bearer token must never reach."""
+    with LoopbackServer() as server:
+        yield server
+
+
+class Caller:
+    def __init__(self, session: Any, allow_partial: bool) -> None:
+        self.session = session
+        self.allow_partial = allow_partial
+        self._ids = 0
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._ids += 1
+        reply = await self.session.call(
+            request(self._ids, "tools/call", {"name": name, "arguments": arguments or {}})
+        )
+        assert_valid(MODERN, "CallToolResultResponse", reply)
+        result: dict[str, Any] = reply["result"]
+        content = result["content"]
+        assert len(content) == 1 and content[0]["type"] == "text"
+        if "structuredContent" in result:
+            data = result["structuredContent"]
+            assert not list(OUTPUT_VALIDATORS[name].iter_errors(data))
+            assert json.loads(content[0]["text"]) == data
+            if data.get("incomplete") is True:
+                assert data["skipped"] and result["isError"] is (not self.allow_partial)
+            else:
+                assert "skipped" not in data and result["isError"] is False
+        else:
+            assert result["isError"] is True
+        return result
+
+    async def data(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = await self.call(name, arguments)
+        assert "structuredContent" in result, result["content"][0]["text"]
+        data: dict[str, Any] = result["structuredContent"]
+        return data
+
+    async def error(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await self.call(name, arguments)
+        assert result["isError"] is True and "structuredContent" not in result
+        error: dict[str, Any] = json.loads(result["content"][0]["text"])["error"]
+        return error
+
+
+@asynccontextmanager
+async def tools_on(
+    server: LoopbackServer, *, limits: Limits = FAST, allow_partial: bool = False
+) -> AsyncIterator[Caller]:
+    tokens = StaticTokenProvider(TOKEN, account="test")
+    client = GraphClient(
+        root=f"{server.url}/v1.0", token_provider=tokens, limits=limits, transport=None
+    )
+
+    async def factory() -> GraphClient:
+        return client
+
+    ctx = ToolContext(
+        limits=limits,
+        mode="live",
+        allow_partial=allow_partial,
+        token_provider=tokens,
+        graph_factory=factory,
+    )
+    with trio.fail_after(TEST_SECONDS):
+        async with client, open_session(context=ctx, limits=limits) as session:
+            yield Caller(session, allow_partial)
+
+
+def query_of(recorded: RecordedRequest) -> dict[str, str]:
+    """The query as Graph reads it: split on ``&``, percent-decoded, ``+`` kept as ``+``."""
+    out = {}
+    for part in recorded.query.split("&"):
+        if part:
+            key, _, value = part.partition("=")
+            out[unquote(key)] = unquote(value)
+    return out
+
+
+def messages(count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"AAMkAGI2-message-{index:04d}=",
+            "subject": f"message {index}",
+            "receivedDateTime": f"2026-03-{1 + index % 28:02d}T10:00:00Z",
+            "isRead": index % 2 == 0,
+            "from": {"emailAddress": {"name": "A", "address": "a@contoso.com"}},
+        }
+        for index in range(count)
+    ]
+
+
+def drive_items(count: int) -> list[dict[str, Any]]:
+    return [
+        {"id": f"01LOOPBACK{index:04d}", "name": f"file {index}.txt", "size": index, "file": {}}
+        for index in range(count)
+    ]
+
+
+def graph_collection(
+    server: LoopbackServer, path: str, items: list[dict[str, Any]], *, honour_top: bool = True
+) -> None:
+    """Serve ``items`` at ``path`` the way Graph pages: ``$top`` items, then a nextLink."""
+
+    def answer(recorded: RecordedRequest) -> Reply:
+        query = query_of(recorded)
+        skip = int(query.get("$skip", "0"))
+        if not honour_top:
+            return Reply.json({"value": items})
+        top = int(query["$top"])
+        doc: dict[str, Any] = {"value": items[skip : skip + top]}
+        if skip + top < len(items):
+            kept = "&".join(
+                part for part in recorded.query.split("&") if not part.startswith("$skip=")
+            )
+            doc["@odata.nextLink"] = f"{server.url}{recorded.path}?{kept}&$skip={skip + top}"
+        return Reply.json(doc, headers=(("request-id", f"rid-{skip}"),))
+
+    server.route("GET", path, answer)
+
+
+LISTS = [
+    ("mail_list", {}, "/v1.0/me/mailFolders/inbox/messages", "messages", messages),
+    ("mail_search", {"query": "x"}, "/v1.0/me/messages", "messages", messages),
+    ("files_list", {}, "/v1.0/me/drive/root/children", "items", drive_items),
+    ("files_search", {"query": "x"}, "/v1.0/me/drive/root/search(q='x')", "items", drive_items),
+]
+
+
+# --- the 50-item cap, with a Graph that honours $top ------------------------------------------
+
+
+@pytest.mark.parametrize(("tool", "arguments", "path", "key", "make"), LISTS)
+@pytest.mark.parametrize("count", [CAP - 1, CAP])
+async def test_lists_at_or_under_the_cap_are_complete_in_one_request(
+    graph: LoopbackServer,
+    tool: str,
+    arguments: dict[str, Any],
+    path: str,
+    key: str,
+    make: Callable[[int], list[dict[str, Any]]],
+    count: int,
+) -> None:
+    items = make(count)
+    graph_collection(graph, path, items)
+    async with tools_on(graph) as tools:
+        data = await tools.data(tool, arguments)
+    assert [item["id"] for item in data[key]] == [item["id"] for item in items]
+    assert "incomplete" not in data
+    assert len(graph.requests) == 1
+    assert query_of(graph.requests[0])["$top"] == str(CAP)
+
+
+@pytest.mark.parametrize(("tool", "arguments", "path", "key", "make"), LISTS)
+async def test_51_items_fetch_one_page_and_the_cursor_fetches_the_next_link(
+    graph: LoopbackServer,
+    tool: str,
+    arguments: dict[str, Any],
+    path: str,
+    key: str,
+    make: Callable[[int], list[dict[str, Any]]],
+) -> None:
+    items = make(CAP + 1)
+    graph_collection(graph, path, items)
+    async with tools_on(graph) as tools:
+        first = await tools.call(tool, arguments)
+        data = first["structuredContent"]
+        assert len(graph.requests) == 1, "no extra page is fetched on the caller's behalf"
+        assert first["isError"] is True and data["incomplete"] is True
+        assert len(data[key]) == CAP
+        skipped = data["skipped"]["items"]
+        assert skipped["morePages"] is True and "count" not in skipped
+        rest = await tools.data(tool, {**arguments, "cursor": skipped["cursor"]})
+    assert len(graph.requests) == 2
+    assert query_of(graph.requests[1])["$skip"] == str(CAP)
+    assert graph.requests[1].path == path
+    assert [i["id"] for i in data[key] + rest[key]] == [i["id"] for i in items]
+    assert "incomplete" not in rest
+
+
+async def test_a_page_larger_than_asked_is_cut_and_continued_by_skip(
+    graph: LoopbackServer,
+) -> None:
+    """A Graph that ignores $top: 51 items in one page, no nextLink."""
+    items = messages(CAP + 1)
+    graph_collection(graph, "/v1.0/me/mailFolders/inbox/messages", items, honour_top=False)
+    async with tools_on(graph) as tools:
+        data = await tools.data("mail_list", {})
+        skipped = data["skipped"]["items"]
+        assert skipped["morePages"] is False and skipped["count"] == 1
+        rest = await tools.data("mail_list", {"cursor": skipped["cursor"]})
+    assert [m["id"] for m in data["messages"] + rest["messages"]] == [m["id"] for m in items]
+    assert [r.target for r in graph.requests] == [graph.requests[0].target] * 2
+    assert "incomplete" not in rest
+
+
+async def test_limit_is_sent_as_top(graph: LoopbackServer) -> None:
+    items = messages(10)
+    graph_collection(graph, "/v1.0/me/mailFolders/inbox/messages", items)
+    async with tools_on(graph) as tools:
+        for limit in (1, 7, CAP):
+            data = await tools.data("mail_list", {"limit": limit})
+            assert len(data["messages"]) == min(limit, 10)
+    assert [query_of(r)["$top"] for r in graph.requests] == ["1", "7", str(CAP)]
+
+
+# --- the queries actually sent -----------------------------------------------------------------
+
+
+def assert_graph_encoding(recorded: RecordedRequest) -> None:
+    """Spaces as %20 (never +), which Graph requires in $filter, $orderby and $search."""
+    assert "+" not in recorded.query
+    assert " " not in recorded.target
+
+
+async def test_mail_list_query(graph: LoopbackServer) -> None:
+    graph.route("GET", "/v1.0/me/mailFolders/inbox/messages", Reply.json({"value": []}))
+    async with tools_on(graph) as tools:
+        await tools.data(
+            "mail_list",
+            {
+                "since": "2026-03-01",
+                "before": "2026-03-05T12:00:00+02:00",
+                "unread_only": True,
+                "from": "o'brien@contoso.com",
+                "has_attachments": True,
+                "limit": 7,
+            },
+        )
+        await tools.data("mail_list", {"unread_only": True})
+        await tools.data("mail_list", {})
+    full, unread, plain = graph.requests
+    for recorded in graph.requests:
+        assert_graph_encoding(recorded)
+        query = query_of(recorded)
+        assert query["$orderby"] == "receivedDateTime desc"
+        selected = query["$select"].split(",")
+        assert "id" in selected and "subject" in selected and "receivedDateTime" in selected
+        assert "body" not in selected, "a list never asks for bodies"
+        assert recorded.header("authorization") == f"Bearer {TOKEN}"
+    assert "%20" in full.query
+    assert query_of(full)["$top"] == "7"
+    assert query_of(full)["$filter"] == (
+        "receivedDateTime ge 2026-03-01T00:00:00Z and receivedDateTime lt 2026-03-05T10:00:00Z"
+        " and isRead eq false and from/emailAddress/address eq 'o''brien@contoso.com'"
+        " and hasAttachments eq true"
+    )
+    # Outlook wants the $orderby property first in $filter (else InefficientFilter)
+    assert query_of(unread)["$filter"].startswith("receivedDateTime ge ")
+    assert query_of(unread)["$filter"].endswith(" and isRead eq false")
+    assert "$filter" not in query_of(plain)
+
+
+async def test_mail_search_query(graph: LoopbackServer) -> None:
+    graph.route("GET", "/v1.0/me/messages", Reply.json({"value": []}))
+    graph.route("GET", "/v1.0/me/mailFolders/inbox/messages", Reply.json({"value": []}))
+    async with tools_on(graph) as tools:
+        await tools.data("mail_search", {"query": 'budget "Q3" report', "limit": 5})
+        await tools.data("mail_search", {"query": "from:alice", "folder": "Inbox"})
+    whole, in_folder = graph.requests
+    for recorded in graph.requests:
+        assert_graph_encoding(recorded)
+        query = query_of(recorded)
+        assert "$orderby" not in query and "$filter" not in query  # SearchWithOrderBy
+        assert "$select" in query
+    assert query_of(whole)["$search"] == '"budget \\"Q3\\" report"'
+    assert query_of(whole)["$top"] == "5"
+    assert "%22budget%20" in whole.query
+    assert query_of(in_folder)["$search"] == '"from:alice"'
+    assert in_folder.path == "/v1.0/me/mailFolders/inbox/messages"
+
+
+def message_doc(
+    body: str, *, content_type: str = "text", attachments: bool = False
+) -> dict[str, Any]:
+    return {
+        "id": "AAMkAGI2-read-0001=",
+        "subject": "hello",
+        "hasAttachments": attachments,
+        "body": {"contentType": content_type, "content": body},
+    }
+
+
+async def test_mail_read_asks_for_text_and_attachment_metadata_only(graph: LoopbackServer) -> None:
+    graph.route(
+        "GET",
+        "/v1.0/me/messages/AAMkAGI2-read-0001=",
+        Reply.json(message_doc("hi", attachments=True)),
+    )
+    attachment = {
+        "@odata.type": "#microsoft.graph.fileAttachment",
+        "id": "AAMkAGI2-att-1=",
+        "name": "invoice.pdf",
+        "contentType": "application/pdf",
+        "size": 12,
+        "isInline": False,
+        "contentBytes": base64.b64encode(b"%PDF-1.4 secret").decode(),
+    }
+    graph.route(
+        "GET",
+        "/v1.0/me/messages/AAMkAGI2-read-0001=/attachments",
+        Reply.json({"value": [attachment]}),
+    )
+    async with tools_on(graph) as tools:
+        result = await tools.call("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+    data = result["structuredContent"]
+    message, attachments = graph.requests
+    assert message.header("prefer") == 'outlook.body-content-type="text"'
+    assert "body" in query_of(message)["$select"].split(",")
+    selected = query_of(attachments)["$select"].split(",")
+    assert "contentBytes" not in selected and "name" in selected
+    assert data["attachments"] == [{k: v for k, v in attachment.items() if k != "contentBytes"}]
+    assert data["skipped"]["removed"]["paths"] == ["attachments[0].contentBytes"]
+    assert attachment["contentBytes"] not in result["content"][0]["text"]
+
+
+async def test_drive_paths_are_encoded_per_segment(graph: LoopbackServer) -> None:
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/root:/Documents/Q3%20%231%20plan%20%E2%80%93%20r%C3%A9sum%C3%A9:/children",
+        Reply.json({"value": []}),
+    )
+    async with tools_on(graph) as tools:
+        data = await tools.data("files_list", {"path": "Documents/Q3 #1 plan – résumé"})
+    assert data["items"] == []
+    assert len(graph.requests) == 1
+    assert "$select" in query_of(graph.requests[0])
+
+
+# --- cursors that point elsewhere ---------------------------------------------------------------
+
+
+def decode(cursor: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    return doc
+
+
+def encode(doc: dict[str, Any]) -> str:
+    raw = json.dumps(doc, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+async def test_a_cursor_re_pointed_at_another_server_sends_nothing(
+    graph: LoopbackServer, elsewhere: LoopbackServer
+) -> None:
+    graph_collection(graph, "/v1.0/me/mailFolders/inbox/messages", messages(CAP + 1))
+    elsewhere.route("GET", "/v1.0/me/mailFolders/inbox/messages", Reply.json({"value": []}))
+    async with tools_on(graph) as tools:
+        data = await tools.data("mail_list", {})
+        doc = decode(data["skipped"]["items"]["cursor"])
+        assert doc["u"].startswith(f"{graph.url}/v1.0/")
+        other_port = doc["u"].replace(graph.url, elsewhere.url)
+        cases = [
+            other_port,
+            doc["u"].replace("127.0.0.1", "localhost"),
+            doc["u"].replace("http://", "https://"),
+            doc["u"]
+            .replace("http://", f"http://127.0.0.1:{graph.port}@")
+            .replace(graph.url.removeprefix("http://"), elsewhere.url.removeprefix("http://"), 1),
+            doc["u"].replace("/v1.0/", "/beta/"),
+        ]
+        for url in cases:
+            error = await tools.error("mail_list", {"cursor": encode({**doc, "u": url})})
+            assert error["kind"] == "invalid_input"
+            assert "cursor" in error["message"]
+    assert elsewhere.requests == []
+    assert len(graph.requests) == 1, "a refused cursor sends nothing, not even to Graph"
+
+
+async def test_a_next_link_outside_graph_is_not_followed(
+    graph: LoopbackServer, elsewhere: LoopbackServer
+) -> None:
+    graph.route(
+        "GET",
+        "/v1.0/me/mailFolders/inbox/messages",
+        Reply.json(
+            {
+                "value": messages(3),
+                "@odata.nextLink": f"{elsewhere.url}/v1.0/me/mailFolders/inbox/messages?$skip=3",
+            }
+        ),
+    )
+    async with tools_on(graph) as tools:
+        data = await tools.data("mail_list", {})
+    skipped = data["skipped"]["items"]
+    assert skipped["morePages"] is True and skipped["cursor"] is None and skipped["note"]
+    assert elsewhere.url not in json.dumps(data)
+    assert elsewhere.requests == []
+
+
+# --- files_read: the download redirect ----------------------------------------------------------
+
+
+def drive_item(name: str, size: int, *, download_url: str) -> dict[str, Any]:
+    return {
+        "id": "01LOOPBACKFILE",
+        "name": name,
+        "size": size,
+        "file": {"mimeType": "text/plain", "hashes": {"quickXorHash": "x"}},
+        "@microsoft.graph.downloadUrl": download_url,
+    }
+
+
+async def test_files_read_follows_the_redirect_without_the_token(
+    graph: LoopbackServer, files: LoopbackServer
+) -> None:
+    text = "Grüße aus Tōkyō 🗼\n" * 700  # ~13,300 characters: two windows
+    data_bytes = text.encode("utf-8")
+    location = f"{files.url}/personal/u/download.aspx?UniqueId=1&tempauth=SECRET-CAPABILITY"
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/items/01LOOPBACKFILE",
+        Reply.json(drive_item("notes.txt", len(data_bytes), download_url=location)),
+    )
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/items/01LOOPBACKFILE/content",
+        Reply(302, (("Location", location), ("Content-Length", "0"))),
+    )
+    files.route(
+        "GET",
+        "/personal/u/download.aspx",
+        Reply(200, (("Content-Type", "text/plain; charset=utf-8"),), data_bytes),
+    )
+    async with tools_on(graph) as tools:
+        first = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+        data = first["structuredContent"]
+        rest = await tools.data(
+            "files_read",
+            {"item_id": "01LOOPBACKFILE", "offset": data["skipped"]["text"]["nextOffset"]},
+        )
+    assert data["content"]["text"] + rest["content"]["text"] == text
+    assert data["skipped"]["text"]["totalChars"] == len(text)
+    assert "item.@microsoft.graph.downloadUrl" in data["skipped"]["removed"]["paths"]
+    for download in files.requests:
+        assert download.header("authorization") is None
+        assert download.header("cookie") is None
+        assert download.header("range") == f"bytes=0-{DEFAULT_LIMITS.graph_body_bytes - 1}"
+    assert len(files.requests) == 2
+    for recorded in graph.requests:
+        assert recorded.header("authorization") == f"Bearer {TOKEN}"
+    wire = json.dumps(first) + json.dumps(rest)
+    for secret in ("tempauth", "SECRET-CAPABILITY", files.url, "download.aspx"):
+        assert secret not in wire
+
+
+async def test_files_read_download_host_failure_hides_the_url(
+    graph: LoopbackServer, files: LoopbackServer
+) -> None:
+    location = f"{files.url}/dl?tempauth=SECRET-CAPABILITY"
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/items/01LOOPBACKFILE",
+        Reply.json(drive_item("notes.txt", 10, download_url=location)),
+    )
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/items/01LOOPBACKFILE/content",
+        Reply(302, (("Location", location),), b""),
+    )
+    files.route("GET", "/dl", Reply(403, body=f"expired {location}".encode()))
+    async with tools_on(graph) as tools:
+        result = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+    text = result["content"][0]["text"]
+    error = json.loads(text)["error"]
+    assert error["status"] == 403 and error["retrySafe"] is True and error["hint"]
+    assert "tempauth" not in text and files.url not in text
+
+
+# --- Graph errors in the isError payload --------------------------------------------------------
+
+
+def graph_error_body(code: str, message: str, request_id: str = "inner-rid") -> bytes:
+    return json.dumps(
+        {"error": {"code": code, "message": message, "innerError": {"request-id": request_id}}}
+    ).encode()
+
+
+ERRORS = [
+    pytest.param(
+        [
+            Reply(
+                404,
+                (("Content-Type", "application/json"), ("request-id", "rid-404")),
+                graph_error_body(
+                    "ErrorItemNotFound", "The specified object was not found in the store."
+                ),
+            )
+        ],
+        {
+            "kind": "graph",
+            "status": 404,
+            "code": "ErrorItemNotFound",
+            "requestId": "rid-404",
+            "retrySafe": False,
+        },
+        "does not exist",
+        1,
+        id="404-outlook",
+    ),
+    pytest.param(
+        [
+            Reply(
+                400,
+                (("Content-Type", "application/json"),),
+                graph_error_body("ErrorInvalidIdMalformed", "Id is malformed.", "inner-400"),
+            )
+        ],
+        {
+            "status": 400,
+            "code": "ErrorInvalidIdMalformed",
+            "requestId": "inner-400",
+            "retrySafe": False,
+        },
+        "malformed",
+        1,
+        id="400-malformed",
+    ),
+    pytest.param(
+        [
+            Reply(
+                429,
+                (
+                    ("Retry-After", "7"),
+                    ("request-id", "rid-429"),
+                    ("Content-Type", "application/json"),
+                ),
+                graph_error_body("TooManyRequests", "Please retry again later."),
+            )
+        ],
+        {
+            "kind": "throttled",
+            "status": 429,
+            "code": "TooManyRequests",
+            "requestId": "rid-429",
+            "retryAfterSeconds": 7.0,
+            "retrySafe": True,
+        },
+        "retry in 7 s",
+        1,
+        id="429-over-the-ceiling",
+    ),
+    pytest.param(
+        [Reply(503, (("request-id", "rid-503"),), b"<html>Service Unavailable</html>")],
+        {
+            "kind": "throttled",
+            "status": 503,
+            "requestId": "rid-503",
+            "retryAfterSeconds": 1.0,
+            "retrySafe": True,
+        },
+        "retry in 1 s",
+        1,
+        id="503-no-retry-after",
+    ),
+    pytest.param(
+        [
+            Reply(
+                401,
+                (
+                    ("WWW-Authenticate", 'Bearer error="invalid_token"'),
+                    ("Content-Type", "application/json"),
+                ),
+                graph_error_body("InvalidAuthenticationToken", "Access token has expired."),
+            )
+        ],
+        {"kind": "graph", "status": 401, "code": "InvalidAuthenticationToken", "retrySafe": False},
+        "mfconnector login",
+        2,  # one forced refresh, then the answer
+        id="401-refresh-once",
+    ),
+    pytest.param(
+        [
+            Reply(
+                403,
+                (("Content-Type", "application/json"),),
+                json.dumps(
+                    {
+                        "error": {
+                            "code": "accessDenied",
+                            "message": "Access denied",
+                            "innererror": {"code": "unauthenticated"},
+                        }
+                    }
+                ).encode(),
+            )
+        ],
+        {"kind": "graph", "status": 403, "code": "accessDenied", "retrySafe": False},
+        "permission",
+        1,
+        id="403-onedrive",
+    ),
+    pytest.param(
+        [Reply(500, (("Content-Type", "text/html"),), b"<html>oops</html>")],
+        {"kind": "graph", "status": 500, "retrySafe": False},
+        "retry later",
+        1,
+        id="500-html",
+    ),
+]
+
+
+@pytest.mark.parametrize(("replies", "expected", "hint", "requests"), ERRORS)
+async def test_graph_errors_become_actionable_is_error_results(
+    graph: LoopbackServer,
+    replies: list[Reply],
+    expected: dict[str, Any],
+    hint: str,
+    requests: int,
+) -> None:
+    graph.route("GET", "/v1.0/me/messages/AAMkAGI2-err-0001=", *replies)
+    async with tools_on(graph) as tools:
+        error = await tools.error("mail_read", {"message_id": "AAMkAGI2-err-0001="})
+    for key, value in expected.items():
+        assert error[key] == value, (key, error)
+    assert hint in error["hint"]
+    assert error["message"]
+    assert len(graph.requests) == requests
+
+
+async def test_a_short_retry_after_is_waited_out_and_the_call_succeeds(
+    graph: LoopbackServer,
+) -> None:
+    graph.route(
+        "GET",
+        "/v1.0/me/messages/AAMkAGI2-read-0001=",
+        Reply(429, (("Retry-After", "0.01"),), b""),
+        Reply.json(message_doc("hello")),
+    )
+    async with tools_on(graph) as tools:
+        data = await tools.data("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+    assert data["message"]["body"]["content"] == "hello"
+    assert len(graph.requests) == 2
+
+
+async def test_list_errors_carry_graph_codes_too(graph: LoopbackServer) -> None:
+    graph.route(
+        "GET",
+        "/v1.0/me/mailFolders/inbox/messages",
+        Reply(
+            400,
+            (("Content-Type", "application/json"),),
+            graph_error_body("InefficientFilter", "The restriction or sort order is too complex"),
+        ),
+    )
+    async with tools_on(graph) as tools:
+        error = await tools.error("mail_list", {"unread_only": True})
+    assert error["code"] == "InefficientFilter" and "simplify" in error["hint"]
+
+
+# --- bodies at the cap, exactly ----------------------------------------------------------------
+
+
+def body_of_length(length: int) -> str:
+    line = "All work and no play. "
+    return (line * (length // len(line) + 1))[:length]
+
+
+@pytest.mark.parametrize("length", [BODY - 1, BODY, BODY + 1])
+async def test_body_at_the_cap(graph: LoopbackServer, length: int) -> None:
+    text = body_of_length(length)
+    graph.route("GET", "/v1.0/me/messages/AAMkAGI2-read-0001=", Reply.json(message_doc(text)))
+    async with tools_on(graph) as tools:
+        first = await tools.call("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+        data = first["structuredContent"]
+        assert data["message"]["body"]["totalChars"] == length
+        if length <= BODY:
+            assert data["message"]["body"]["content"] == text
+            assert "incomplete" not in data and first["isError"] is False
+            return
+        assert first["isError"] is True
+        assert data["skipped"]["text"]["nextOffset"] == BODY
+        assert data["message"]["body"]["content"] == text[:BODY]
+        rest = await tools.call(
+            "mail_read", {"message_id": "AAMkAGI2-read-0001=", "body_offset": BODY}
+        )
+    assert rest["isError"] is False
+    assert rest["structuredContent"]["message"]["body"]["content"] == text[-1]
+
+
+async def test_emoji_at_the_boundary_is_never_split(graph: LoopbackServer) -> None:
+    text = body_of_length(BODY - 1) + "\U0001f389\U0001f60a" + " end"
+    graph.route("GET", "/v1.0/me/messages/AAMkAGI2-read-0001=", Reply.json(message_doc(text)))
+    async with tools_on(graph) as tools:
+        first = await tools.data("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+        rest = await tools.data(
+            "mail_read", {"message_id": "AAMkAGI2-read-0001=", "body_offset": BODY}
+        )
+    assert first["message"]["body"]["content"].endswith("\U0001f389")
+    assert rest["message"]["body"]["content"] == "\U0001f60a end"
+
+
+async def test_html_body_is_read_as_text(graph: LoopbackServer) -> None:
+    html = (
+        "<html><head><style>p{color:red}</style></head><body><p>Hello&nbsp;Adele,</p>"
+        "<script>alert(1)</script><ul><li>one</li><li>two</li></ul>"
+        '<img src="https://t.example/pixel.gif" width="1"></body></html>'
+    )
+    graph.route(
+        "GET",
+        "/v1.0/me/messages/AAMkAGI2-read-0001=",
+        Reply.json(message_doc(html, content_type="html")),
+    )
+    async with tools_on(graph) as tools:
+        data = await tools.data("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+    content = data["message"]["body"]["content"]
+    assert content == "Hello Adele,\n\n- one\n- two"
+    assert data["message"]["body"]["contentType"] == "text"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: mail_read shows the tempauth value of a download link that Outlook Safe Links "
+    "wrapped (percent-encoded inside ?url=...): shaping only recognises a literal 'tempauth='",
+)
+async def test_a_safe_links_wrapped_download_url_in_a_body_is_redacted(
+    graph: LoopbackServer,
+) -> None:
+    wrapped = (
+        "https://eur01.safelinks.protection.outlook.com/?url=https%3A%2F%2Fcontoso-my.sharepoint"
+        ".com%2Fpersonal%2Fu%2F_layouts%2F15%2Fdownload.aspx%3FUniqueId%3D1%26tempauth%3DSECRET"
+        "&data=05%7C02&reserved=0"
+    )
+    graph.route(
+        "GET",
+        "/v1.0/me/messages/AAMkAGI2-read-0001=",
+        Reply.json(message_doc(f"Here is the file: {wrapped}\r\nThanks")),
+    )
+    async with tools_on(graph) as tools:
+        result = await tools.call("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+    assert "tempauth" not in result["content"][0]["text"].lower()
+
+
+def cjk_message(index: int) -> dict[str, Any]:
+    """A Japanese message, heavy but ordinary: 20 named recipients, a long subject."""
+    name = "山田太郎（営業本部　第一営業部　東日本担当課長代理）" * 2
+    return {
+        "id": f"AAMkAGI2-cjk-{index:04d}=",
+        "subject": "【重要】来期予算の件について（再送）" * 10,
+        "bodyPreview": "いつもお世話になっております。" * 17,
+        "receivedDateTime": "2026-03-01T10:00:00Z",
+        "toRecipients": [
+            {"emailAddress": {"name": name, "address": f"user{n}@contoso.co.jp"}}
+            for n in range(DEFAULT_LIMITS.list_field_items)
+        ],
+    }
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: a tool result has no total size bound: 50 ordinary Japanese messages "
+    "(294 KB of Graph JSON, every field within field_chars/list_field_items) make a "
+    "mail_list reply over response_bytes once ASCII-escaped and sent twice (structured + "
+    "text), so the caller gets -32603 instead of fewer items and a cursor",
+)
+async def test_a_full_page_of_cjk_messages_still_fits_one_reply(graph: LoopbackServer) -> None:
+    items = [cjk_message(i) for i in range(CAP)]
+    graph.route("GET", "/v1.0/me/mailFolders/inbox/messages", Reply.json({"value": items}))
+    assert (
+        len(json.dumps({"value": items}, ensure_ascii=False).encode())
+        < DEFAULT_LIMITS.graph_body_bytes
+    )
+    async with tools_on(graph) as tools:
+        reply = await tools.session.call(
+            request(1, "tools/call", {"name": "mail_list", "arguments": {}})
+        )
+    assert "result" in reply, reply.get("error")
