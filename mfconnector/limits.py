@@ -69,6 +69,9 @@ class Limits:
     """Most characters of any other string field (subjects, names, previews)."""
     list_field_items: int = 20
     """Most entries of a list inside an item (recipients, categories, attachments)."""
+    result_bytes: int = 400_000
+    """Largest ``structuredContent`` as ASCII-escaped JSON; a list stops early with a cursor.
+    Sent twice (object and text), it keeps a reply well under ``response_bytes``."""
     tools_list_bytes: int = 8_192
     """Budget for the compact JSON of the whole ``tools`` array of ``tools/list``."""
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = [
     "Skipped",
@@ -22,6 +23,8 @@ __all__ = [
     "strip_secrets",
 ]
 
+MAX_LISTED_PATHS = 10
+"""``skipped.removed`` counts every removal but names only the first few paths."""
 SECRET_KEY_SUFFIXES = ("downloadurl",)
 SECRET_KEYS = frozenset({"contentbytes", "thumbnails", "@odata.nextlink", "@odata.deltalink"})
 SECRET_MARKERS = ("tempauth=", "access_token=", "sig=")
@@ -38,8 +41,18 @@ REDACTED = "[pre-authenticated link removed]"
 
 
 def _has_secret_marker(value: str) -> bool:
+    """A credential-bearing URL, also when wrapped and percent-encoded (Safe Links ``?url=``)."""
     lowered = value.lower()
-    return "://" in lowered and any(marker in lowered for marker in SECRET_MARKERS)
+    if "://" not in lowered and "%3a%2f%2f" not in lowered:
+        return False
+    for _ in range(3):
+        if any(marker in lowered for marker in SECRET_MARKERS):
+            return True
+        decoded = unquote(lowered)
+        if decoded == lowered:
+            break
+        lowered = decoded
+    return False
 
 
 def redact_text(text: str) -> tuple[str, int]:
@@ -67,6 +80,11 @@ class Skipped:
     items: dict[str, Any] | None = None
     text: dict[str, Any] | None = None
 
+    def merge(self, other: Skipped) -> None:
+        """Add what one item left out to the record of the whole result."""
+        self.fields.extend(other.fields)
+        self.removed.extend(other.removed)
+
     def __bool__(self) -> bool:
         return bool(self.fields or self.removed or self.items or self.text)
 
@@ -80,7 +98,8 @@ class Skipped:
             out["fields"] = self.fields
         if self.removed:
             out["removed"] = {
-                "paths": self.removed,
+                "count": len(self.removed),
+                "paths": self.removed[:MAX_LISTED_PATHS],
                 "why": "download URLs, thumbnail URLs and attachment bytes are never returned",
             }
         return out
@@ -95,6 +114,11 @@ class Skipped:
 
 def strip_secrets(value: Any, skipped: Skipped, path: str) -> Any:
     """Drop URL-bearing keys and credential URLs inside strings, recording each path."""
+    cleaned = _strip(value, skipped, path)
+    return None if cleaned is _DROPPED else cleaned
+
+
+def _strip(value: Any, skipped: Skipped, path: str) -> Any:
     if isinstance(value, Mapping):
         clean: dict[str, Any] = {}
         for key, item in value.items():
@@ -102,14 +126,14 @@ def strip_secrets(value: Any, skipped: Skipped, path: str) -> Any:
             if is_secret_key(str(key)):
                 skipped.removed.append(child)
                 continue
-            cleaned = strip_secrets(item, skipped, child)
+            cleaned = _strip(item, skipped, child)
             if cleaned is not _DROPPED:
                 clean[str(key)] = cleaned
         return clean
     if isinstance(value, list):
         kept = []
         for index, item in enumerate(value):
-            cleaned = strip_secrets(item, skipped, f"{path}[{index}]")
+            cleaned = _strip(item, skipped, f"{path}[{index}]")
             if cleaned is not _DROPPED:
                 kept.append(cleaned)
         return kept

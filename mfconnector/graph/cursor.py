@@ -66,8 +66,14 @@ def encode_cursor(*, scope: str, url: str, skip: int = 0) -> str:
     return cursor
 
 
+CURSOR_HINT = (
+    "pass skipped.items.cursor from this tool's previous result unchanged, "
+    "or call without a cursor to start from the first page"
+)
+
+
 def _refuse(message: str) -> ToolInputError:
-    return ToolInputError(message)
+    return ToolInputError(message, hint=CURSOR_HINT)
 
 
 def _load(cursor: str) -> dict[str, Any]:

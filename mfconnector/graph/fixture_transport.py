@@ -32,29 +32,40 @@ __all__ = ["FixtureTransport"]
 
 
 class _BodyStream(httpx.AsyncByteStream):
-    """Streams a canned body in chunks of at most CHUNK_BYTES, generating ``repeat`` lazily."""
+    """Streams a canned body in chunks of at most CHUNK_BYTES, generating ``repeat`` lazily.
+
+    A plain iterator object rather than an async generator: a consumer that stops early
+    (a capped download) leaves nothing half-run behind for the garbage collector.
+    """
 
     def __init__(self, body: bytes | RepeatBody) -> None:
-        self._body = body
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        body = self._body
         if isinstance(body, bytes):
-            for start in range(0, len(body), CHUNK_BYTES):
-                await trio.lowlevel.checkpoint()
-                yield body[start : start + CHUNK_BYTES]
-            return
-        unit = body.text.encode("utf-8")
-        # One window of the cycle that any chunk can be sliced from: bounded by the
-        # pattern size plus one chunk, however large total_bytes is.
-        window = unit * (2 + CHUNK_BYTES // len(unit))
-        sent = 0
-        while sent < body.total_bytes:
-            size = min(CHUNK_BYTES, body.total_bytes - sent)
-            start = sent % len(unit)
-            await trio.lowlevel.checkpoint()
-            yield window[start : start + size]
-            sent += size
+            self._unit = body
+            self._total = len(body)
+            self._window = body
+        else:
+            self._unit = body.text.encode("utf-8")
+            self._total = body.total_bytes
+            # One window of the cycle that any chunk can be sliced from: bounded by the
+            # pattern size plus one chunk, however large total_bytes is.
+            self._window = self._unit * (2 + CHUNK_BYTES // len(self._unit))
+        self._cyclic = not isinstance(body, bytes)
+        self._sent = 0
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    async def __anext__(self) -> bytes:
+        await trio.lowlevel.checkpoint()
+        if self._sent >= self._total:
+            raise StopAsyncIteration
+        size = min(CHUNK_BYTES, self._total - self._sent)
+        start = self._sent % len(self._unit) if self._cyclic else self._sent
+        self._sent += size
+        return self._window[start : start + size]
+
+    async def aclose(self) -> None:
+        self._sent = self._total
 
 
 class FixtureTransport(httpx.AsyncBaseTransport):

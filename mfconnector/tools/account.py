@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from mfconnector.errors import ToolError
@@ -12,6 +11,16 @@ from mfconnector.tools.base import Tool, ToolContext
 __all__ = ["ACCOUNT_STATUS"]
 
 PROFILE_FIELDS = ("id", "displayName", "mail", "userPrincipalName")
+SHOWN_LIMITS = (
+    "list_items",
+    "body_chars",
+    "field_chars",
+    "list_field_items",
+    "result_bytes",
+    "graph_body_bytes",
+    "line_bytes",
+)
+"""The limits that shape what the assistant sees (all of them: docs/LIMITS.md)."""
 
 INPUT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -39,7 +48,7 @@ async def account_status(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
         "signedIn": bool(account.get("signedIn")),
         "account": account,
         "allowPartial": ctx.allow_partial,
-        "limits": asdict(ctx.limits),
+        "limits": {name: getattr(ctx.limits, name) for name in SHOWN_LIMITS},
     }
     if result["signedIn"]:
         try:

@@ -21,6 +21,23 @@ __all__ = [
 ]
 
 WELL_KNOWN_FOLDERS = ("inbox", "sentitems", "drafts", "archive", "deleteditems", "junkemail")
+"""The names tools suggest; Graph accepts the longer list below wherever a folder id goes."""
+GRAPH_WELL_KNOWN_FOLDERS = frozenset(
+    {
+        *WELL_KNOWN_FOLDERS,
+        "clutter",
+        "conflicts",
+        "conversationhistory",
+        "localfailures",
+        "msgfolderroot",
+        "outbox",
+        "recoverableitemsdeletions",
+        "scheduled",
+        "searchfolders",
+        "serverfailures",
+        "syncissues",
+    }
+)
 MIN_ID_CHARS = 16
 """Outlook and OneDrive ids are long; a short word that is not a well-known name is a typo."""
 
@@ -39,7 +56,7 @@ _OUTLOOK_ID = re.compile(OUTLOOK_ID_PATTERN)
 def folder_segment(value: str, argument: str) -> str:
     """A well-known folder name (any case) or an Outlook folder id, as a path segment."""
     lowered = value.lower()
-    if lowered in WELL_KNOWN_FOLDERS:
+    if lowered in GRAPH_WELL_KNOWN_FOLDERS:
         return lowered
     if len(value) < MIN_ID_CHARS or not _OUTLOOK_ID.match(value):
         raise ToolInputError(

@@ -11,7 +11,7 @@ from mfconnector.graph.urls import quote_segment
 from mfconnector.shaping import Skipped, redact_text, shape_item
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import CURSOR, LIMIT, list_output_schema, object_output_schema
-from mfconnector.tools.listing import fetch_page
+from mfconnector.tools.listing import ItemShaper, list_result
 from mfconnector.tools.mail import clip_window
 
 __all__ = ["FILES_LIST", "FILES_READ", "FILES_SEARCH"]
@@ -147,55 +147,51 @@ def compact_item(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _shape(ctx: ToolContext, items: list[Any], skipped: Skipped, key: str) -> list[dict[str, Any]]:
-    return [
-        compact_item(
+def _shaper(ctx: ToolContext) -> ItemShaper:
+    def shape(item: Any, skipped: Skipped, path: str) -> dict[str, Any]:
+        return compact_item(
             shape_item(
                 item,
                 ITEM_FIELDS,
                 skipped,
-                f"{key}[{index}]",
+                path,
                 max_chars=ctx.limits.field_chars,
                 max_items=ctx.limits.list_field_items,
             )
         )
-        for index, item in enumerate(items)
-    ]
+
+    return shape
 
 
 async def files_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     limit = arguments.get("limit", ctx.limits.list_items)
-    page = await fetch_page(
+    return await list_result(
         ctx,
+        arguments,
+        key="items",
+        shape=_shaper(ctx),
+        echo={"folder": arguments.get("path") or arguments.get("item_id") or "/"},
         scope="files_list",
         path=_item_path(ctx, arguments, "/children"),
         query={"$select": ITEM_SELECT, "$top": str(limit)},
-        limit=limit,
-        cursor=arguments.get("cursor"),
         path_prefixes=(_drive(ctx) + "/",),
     )
-    skipped = Skipped(items=page.skipped_items)
-    result: dict[str, Any] = {"folder": arguments.get("path") or arguments.get("item_id") or "/"}
-    result["items"] = _shape(ctx, page.items, skipped, "items")
-    return skipped.apply(result)
 
 
 async def files_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     limit = arguments.get("limit", ctx.limits.list_items)
     literal = arguments["query"].replace("'", "''")
-    page = await fetch_page(
+    return await list_result(
         ctx,
+        arguments,
+        key="items",
+        shape=_shaper(ctx),
+        echo={"query": arguments["query"]},
         scope="files_search",
         path=f"{_drive(ctx)}/root/{quote_segment(f'search(q={chr(39)}{literal}{chr(39)})')}",
         query={"$select": ITEM_SELECT, "$top": str(limit)},
-        limit=limit,
-        cursor=arguments.get("cursor"),
         path_prefixes=(_drive(ctx) + "/",),
     )
-    skipped = Skipped(items=page.skipped_items)
-    result: dict[str, Any] = {"query": arguments["query"]}
-    result["items"] = _shape(ctx, page.items, skipped, "items")
-    return skipped.apply(result)
 
 
 def is_text_like(item: dict[str, Any]) -> bool:
@@ -213,6 +209,11 @@ def decode_text(data: bytes, *, complete: bool) -> tuple[str, int]:
 
 
 async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if "item_id" not in arguments and "path" not in arguments:
+        raise ToolInputError(
+            "files_read needs `item_id` or `path`",
+            hint="take an id from files_list or files_search, or give a path like Documents/a.md",
+        )
     graph = await ctx.graph()
     answer = await graph.get_json(_item_path(ctx, arguments), query={"$select": ITEM_SELECT})
     raw = answer.body if isinstance(answer.body, dict) else {}

@@ -1,36 +1,65 @@
 """One page of a Graph collection, at most ``limit`` items, and a cursor for the rest.
 
 No extra page is ever fetched on the caller's behalf. When Graph says there is more
-(``@odata.nextLink``), or its page held more than the caller asked for, the result says
-so and carries an opaque cursor; the cursor is checked before the token goes anywhere.
+(``@odata.nextLink``), or its page held more than the caller asked for, or the items
+would not fit the result size limit, the result says so and carries an opaque cursor;
+the cursor is checked before the token goes anywhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mfconnector.errors import GraphError
 from mfconnector.graph.cursor import decode_cursor, encode_cursor
 from mfconnector.graph.urls import build_url, is_graph_url
+from mfconnector.jsonrpc import encode_json
+from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ToolContext
 
-__all__ = ["Page", "fetch_page"]
+__all__ = ["Page", "fetch_page", "list_result"]
+
+ItemShaper = Callable[[Any, Skipped, str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Page:
+    """The items of one Graph page the caller may see, and where the page came from."""
+
+    scope: str
+    url: str
+    skip: int
     items: list[Any]
-    skipped_items: dict[str, Any] | None
+    remaining: int
+    next_link: str | None
+    foreign_link: bool = False
 
+    def continuation(self, shown: int, *, size_limited: bool = False) -> dict[str, Any] | None:
+        """``skipped.items`` after showing ``shown`` of ``items``; None when nothing is left."""
+        if shown < self.remaining:
+            record = {
+                **self._cursor(self.url, self.skip + shown),
+                "morePages": bool(self.next_link),
+            }
+            if not self.next_link:
+                record["count"] = self.remaining - shown
+            if size_limited:
+                record["why"] = "the result size limit"
+            return record
+        if self.foreign_link:
+            note = "Graph's continuation link points outside the Graph root; it was not followed"
+            return {"cursor": None, "morePages": True, "note": note}
+        if self.next_link is None:
+            return None
+        return {**self._cursor(self.next_link, 0), "morePages": True}
 
-def _cursor(scope: str, url: str, skip: int = 0) -> dict[str, Any]:
-    """A cursor, or a note when the continuation cannot be carried in one (over its size limit)."""
-    try:
-        return {"cursor": encode_cursor(scope=scope, url=url, skip=skip)}
-    except ValueError:
-        return {"cursor": None, "note": "the continuation is too long to carry in a cursor"}
+    def _cursor(self, url: str, skip: int) -> dict[str, Any]:
+        try:
+            return {"cursor": encode_cursor(scope=self.scope, url=url, skip=skip)}
+        except ValueError:
+            return {"cursor": None, "note": "the continuation is too long to carry in a cursor"}
 
 
 def _graph_value(body: Any) -> list[Any]:
@@ -49,7 +78,6 @@ async def fetch_page(
     limit: int,
     cursor: str | None,
     path_prefixes: Sequence[str],
-    headers: Mapping[str, str] | None = None,
 ) -> Page:
     """Fetch the first page (or the page a cursor names) and keep at most ``limit`` items."""
     graph = await ctx.graph()
@@ -61,20 +89,40 @@ async def fetch_page(
         answer = await graph.get_json_url(url)
     else:
         url, skip = build_url(graph.root, path, query), 0
-        answer = await graph.get_json(path, query=query, headers=headers)
-    values = _graph_value(answer.body)
-    remaining = values[skip:]
-    shown = remaining[:limit]
-    next_link = answer.body.get("@odata.nextLink")
-    more_pages = isinstance(next_link, str)
-    if len(remaining) > limit:
-        skipped: dict[str, Any] = {**_cursor(scope, url, skip + limit), "morePages": more_pages}
-        if not more_pages:
-            skipped["count"] = len(remaining) - limit
-        return Page(shown, skipped)
-    if more_pages:
-        if not is_graph_url(str(next_link), graph.root):
-            note = "Graph's continuation link points outside the Graph root; it was not followed"
-            return Page(shown, {"morePages": True, "cursor": None, "note": note})
-        return Page(shown, {"morePages": True, **_cursor(scope, str(next_link))})
-    return Page(shown, None)
+        answer = await graph.get_json(path, query=query)
+    remaining = _graph_value(answer.body)[skip:]
+    link = answer.body.get("@odata.nextLink")
+    next_link = link if isinstance(link, str) and is_graph_url(link, graph.root) else None
+    foreign = isinstance(link, str) and next_link is None
+    return Page(scope, url, skip, remaining[:limit], len(remaining), next_link, foreign)
+
+
+async def list_result(
+    ctx: ToolContext,
+    arguments: dict[str, Any],
+    *,
+    key: str,
+    shape: ItemShaper,
+    echo: dict[str, Any],
+    **page_args: Any,
+) -> dict[str, Any]:
+    """Fetch a page, shape each item, stop at the result size limit, report what was left."""
+    cursor = arguments.get("cursor")
+    page = await fetch_page(
+        ctx, limit=arguments.get("limit", ctx.limits.list_items), cursor=cursor, **page_args
+    )
+    skipped = Skipped()
+    kept: list[dict[str, Any]] = []
+    size = 0
+    for index, item in enumerate(page.items):
+        item_skipped = Skipped()
+        shaped = shape(item, item_skipped, f"{key}[{index}]")
+        size += len(encode_json(shaped)) + 1
+        if kept and size > ctx.limits.result_bytes:
+            break
+        kept.append(shaped)
+        skipped.merge(item_skipped)
+    skipped.items = page.continuation(len(kept), size_limited=len(kept) < len(page.items))
+    result = {} if cursor is not None else dict(echo)
+    result[key] = kept
+    return skipped.apply(result)

@@ -19,7 +19,7 @@ from mfconnector.tools.common import (
     object_output_schema,
     shape_items,
 )
-from mfconnector.tools.listing import fetch_page
+from mfconnector.tools.listing import ItemShaper, list_result
 
 __all__ = ["MAIL_FOLDERS", "MAIL_LIST", "MAIL_READ", "MAIL_SEARCH"]
 
@@ -124,73 +124,81 @@ def message_filter(arguments: dict[str, Any]) -> str | None:
     return " and ".join(time_terms + other_terms)
 
 
+def _shaper(ctx: ToolContext, fields: tuple[str, ...]) -> ItemShaper:
+    def shape(item: Any, skipped: Skipped, path: str) -> dict[str, Any]:
+        return shape_item(
+            item,
+            fields,
+            skipped,
+            path,
+            max_chars=ctx.limits.field_chars,
+            max_items=ctx.limits.list_field_items,
+        )
+
+    return shape
+
+
 async def mail_folders(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    limit = arguments.get("limit", ctx.limits.list_items)
     parent = arguments.get("parent")
     path = f"{_user(ctx)}/mailFolders"
     if parent is not None:
         path += f"/{quote_segment(folder_segment(parent, 'parent'))}/childFolders"
-    page = await fetch_page(
+    limit = arguments.get("limit", ctx.limits.list_items)
+    return await list_result(
         ctx,
+        arguments,
+        key="folders",
+        shape=_shaper(ctx, FOLDER_FIELDS),
+        echo={"parent": parent or "(top level)"},
         scope="mail_folders",
         path=path,
         query={"$top": str(limit), "$select": ",".join(FOLDER_FIELDS)},
-        limit=limit,
-        cursor=arguments.get("cursor"),
         path_prefixes=_prefixes(ctx),
     )
-    skipped = Skipped(items=page.skipped_items)
-    result: dict[str, Any] = {"parent": parent or "(top level)"}
-    result["folders"] = shape_items(ctx, page.items, FOLDER_FIELDS, skipped, "folders")
-    return skipped.apply(result)
 
 
 async def mail_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    limit = arguments.get("limit", ctx.limits.list_items)
     folder = arguments.get("folder", "inbox")
     query = {
         "$select": ",".join(LIST_FIELDS),
-        "$top": str(limit),
+        "$top": str(arguments.get("limit", ctx.limits.list_items)),
         "$orderby": "receivedDateTime desc",
     }
     odata_filter = message_filter(arguments)
     if odata_filter:
         query["$filter"] = odata_filter
-    page = await fetch_page(
+    segment = quote_segment(folder_segment(folder, "folder"))
+    return await list_result(
         ctx,
+        arguments,
+        key="messages",
+        shape=_shaper(ctx, LIST_FIELDS),
+        echo={"folder": folder},
         scope="mail_list",
-        path=f"{_user(ctx)}/mailFolders/{quote_segment(folder_segment(folder, 'folder'))}/messages",
+        path=f"{_user(ctx)}/mailFolders/{segment}/messages",
         query=query,
-        limit=limit,
-        cursor=arguments.get("cursor"),
         path_prefixes=_prefixes(ctx),
     )
-    skipped = Skipped(items=page.skipped_items)
-    result: dict[str, Any] = {"folder": folder}
-    result["messages"] = shape_items(ctx, page.items, LIST_FIELDS, skipped, "messages")
-    return skipped.apply(result)
 
 
 async def mail_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    limit = arguments.get("limit", ctx.limits.list_items)
     text = arguments["query"].replace("\\", "\\\\").replace('"', '\\"')
     path = f"{_user(ctx)}/messages"
     if "folder" in arguments:
         folder = quote_segment(folder_segment(arguments["folder"], "folder"))
         path = f"{_user(ctx)}/mailFolders/{folder}/messages"
-    page = await fetch_page(
+    limit = arguments.get("limit", ctx.limits.list_items)
+    return await list_result(
         ctx,
+        arguments,
+        key="messages",
+        shape=_shaper(ctx, LIST_FIELDS),
+        echo={"query": arguments["query"]},
         scope="mail_search",
         path=path,
         query={"$search": f'"{text}"', "$select": ",".join(LIST_FIELDS), "$top": str(limit)},
-        limit=limit,
-        cursor=arguments.get("cursor"),
         path_prefixes=_prefixes(ctx),
     )
-    skipped = Skipped(items=page.skipped_items)
-    result: dict[str, Any] = {"query": arguments["query"]}
-    result["messages"] = shape_items(ctx, page.items, LIST_FIELDS, skipped, "messages")
-    return skipped.apply(result)
 
 
 def _body_text(body: Any) -> str:
@@ -199,7 +207,7 @@ def _body_text(body: Any) -> str:
     content: str = body["content"]
     if str(body.get("contentType", "")).lower() == "html":
         return html_to_text(content)
-    return content.replace("\r\n", "\n")
+    return content
 
 
 def clip_window(
