@@ -1337,3 +1337,29 @@ def test_zz_nothing_the_server_wrote_carried_a_secret() -> None:
     logs = "\n".join(LOG_LINES).lower()
     for word in FORBIDDEN:
         assert word not in logs, f"{word!r} reached the logs"
+
+
+async def test_files_read_needs_an_id_or_a_path(era: str) -> None:
+    async with demo_client(era) as client:
+        error = await client.error("files_read", {})
+        assert client.transport.requests == []
+    assert error["kind"] == "invalid_input"
+    assert "item_id" in error["message"] and "path" in error["message"]
+
+
+async def test_a_continued_listing_does_not_echo_arguments_it_did_not_get(era: str) -> None:
+    async with demo_client(era) as client:
+        first = await client.structured("mail_list", {"folder": "archive", "limit": 5})
+        second = await client.structured("mail_list", {"cursor": skipped_items(first)["cursor"]})
+    assert first["folder"] == "archive"
+    assert "folder" not in second
+    assert second["messages"][0]["id"] not in {m["id"] for m in first["messages"]}
+
+
+async def test_account_status_shows_the_limits_that_shape_results() -> None:
+    async with demo_client() as client:
+        status = await client.structured("account_status", {})
+    assert status["limits"]["list_items"] == DEFAULT_LIMITS.list_items
+    assert status["limits"]["body_chars"] == DEFAULT_LIMITS.body_chars
+    assert status["limits"]["result_bytes"] == DEFAULT_LIMITS.result_bytes
+    assert "graph_retries" not in status["limits"]
