@@ -6,6 +6,7 @@ import dataclasses
 import json
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 from harness import open_session, plain_context, request
@@ -204,3 +205,33 @@ async def test_a_stalled_stdout_stops_the_reader_at_the_bound() -> None:
             while stdout.lines < pulled + 100:  # noqa: ASYNC110 - polling a counter in a test
                 await trio.sleep(0.001)
         nursery.cancel_scope.cancel()
+
+
+MALFORMED_LINES = [
+    b"{not json",
+    b"\xff\xfe",
+    b'{"jsonrpc":"2.0","id":1,"method":"x","p":NaN}',
+    b'{"jsonrpc":"2.0","id":1,"method":"x","p":Infinity}',
+    b"[" * 50_000,
+    b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+    b'"a string"',
+    b'{"jsonrpc":"2.0","id":null,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":false,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":2.5,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":{},"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":3}',
+    b'{"jsonrpc":"2.0","id":3,"method":["x"]}',
+    b'{"jsonrpc":"1.0","id":3,"method":"ping"}',
+    b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":"x"}',
+]
+
+
+@pytest.mark.parametrize("line", MALFORMED_LINES, ids=range(len(MALFORMED_LINES)))
+async def test_each_malformed_line_gets_one_error_and_serving_continues(line: bytes) -> None:
+    async with open_session() as session:
+        await session.send_raw(line + b"\n")
+        error = await session.receive()
+        after = await session.call(request("next", "server/discover"))
+    assert set(error) == {"jsonrpc", "id", "error"}
+    assert error["error"]["code"] in (-32700, -32600, -32602)
+    assert after["id"] == "next" and "result" in after
