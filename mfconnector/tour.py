@@ -8,6 +8,7 @@ and prints what came back in plain words, including what each result says it lef
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -208,6 +209,10 @@ def _tour(client: _Client, out: IO[str]) -> None:
 
 def run_tour(out: IO[str] | None = None) -> int:
     stream = out or sys.stdout
-    with _server() as client:
-        _tour(client, stream)
+    try:
+        with _server() as client:
+            _tour(client, stream)
+    except BrokenPipeError:
+        # The reader went away (`mfconnector tour | head`): stop quietly, like other CLIs.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

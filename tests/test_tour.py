@@ -1,0 +1,40 @@
+"""``mfconnector tour``: the README's first command shows a person the real server at work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.slow
+def test_the_tour_runs_the_real_server_on_the_demo_mailbox() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "mfconnector", "tour"], capture_output=True, timeout=120, check=False
+    )
+    out = completed.stdout.decode()
+    assert completed.returncode == 0, completed.stderr.decode()
+    assert "speaks MCP 2026-07-28, 2025-11-25, 2025-06-18" in out
+    assert "mailbox of Adele Vance" in out
+    assert "Inbox" in out and "64 total" in out
+    assert "continue with cursor=" in out
+    assert "continue with offset 10000" in out
+    assert "download/thumbnail URL" in out
+    for secret in ("tempauth", "fixture-token", "download.aspx"):
+        assert secret not in out
+
+
+def test_the_tour_stops_quietly_when_its_reader_goes_away() -> None:
+    tour = subprocess.Popen(
+        [sys.executable, "-m", "mfconnector", "tour"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert tour.stdout is not None and tour.stderr is not None
+    tour.stdout.read(10)
+    tour.stdout.close()
+    stderr = tour.stderr.read()
+    tour.stderr.close()
+    assert tour.wait(timeout=60) == 0
+    assert b"Traceback" not in stderr
