@@ -7,6 +7,7 @@ from typing import Any
 from mfconnector.errors import ToolError
 from mfconnector.protocol import server_info
 from mfconnector.tools.base import Tool, ToolContext
+from mfconnector.tools.common import input_schema
 
 __all__ = ["ACCOUNT_STATUS"]
 
@@ -22,7 +23,7 @@ SHOWN_LIMITS = (
 )
 """The limits that shape what the assistant sees (all of them: docs/LIMITS.md)."""
 
-INPUT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+INPUT_SCHEMA = input_schema({})
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -13,8 +13,10 @@ from mfconnector.tools.base import ToolContext
 __all__ = [
     "CURSOR",
     "LIMIT",
+    "QUERY",
     "WELL_KNOWN_FOLDERS",
     "folder_segment",
+    "input_schema",
     "list_output_schema",
     "object_output_schema",
     "shape_items",
@@ -65,6 +67,18 @@ def folder_segment(value: str, argument: str) -> str:
             "or a folder id from mail_folders",
         )
     return value
+
+
+QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 500}
+
+
+def input_schema(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    """An object schema that refuses unknown arguments (a typo is an error, not ignored)."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
 
 
 def list_output_schema(key: str) -> dict[str, Any]:

@@ -10,7 +10,14 @@ from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.shaping import Skipped, redact_text, shape_item
 from mfconnector.tools.base import Tool, ToolContext
-from mfconnector.tools.common import CURSOR, LIMIT, list_output_schema, object_output_schema
+from mfconnector.tools.common import (
+    CURSOR,
+    LIMIT,
+    QUERY,
+    input_schema,
+    list_output_schema,
+    object_output_schema,
+)
 from mfconnector.tools.listing import ItemShaper, list_result
 from mfconnector.tools.mail import clip_window
 
@@ -273,11 +280,7 @@ FILES_LIST = Tool(
         "Items in a OneDrive/SharePoint folder given by `path` or `item_id` (default: root), "
         f"with size, type and dates. {UNTRUSTED}"
     ),
-    input_schema={
-        "type": "object",
-        "properties": {"path": PATH, "item_id": ITEM_ID, "limit": LIMIT, "cursor": CURSOR},
-        "additionalProperties": False,
-    },
+    input_schema=input_schema({"path": PATH, "item_id": ITEM_ID, "limit": LIMIT, "cursor": CURSOR}),
     output_schema=list_output_schema("items"),
     handler=files_list,
 )
@@ -286,16 +289,14 @@ FILES_SEARCH = Tool(
     name="files_search",
     title="Search drive",
     description=f"Search file names, metadata and content in the drive. {UNTRUSTED}",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": 500},
+    input_schema=input_schema(
+        {
+            "query": QUERY,
             "limit": LIMIT,
             "cursor": CURSOR,
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
+        "query",
+    ),
     output_schema=list_output_schema("items"),
     handler=files_search,
 )
@@ -308,15 +309,13 @@ FILES_READ = Tool(
         "text: 10,000 characters from `offset` (see skipped.text.nextOffset). "
         f"{UNTRUSTED}"
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
+    input_schema=input_schema(
+        {
             "item_id": ITEM_ID,
             "path": PATH,
             "offset": {"type": "integer", "minimum": 0},
-        },
-        "additionalProperties": False,
-    },
+        }
+    ),
     output_schema=object_output_schema("item", "content"),
     handler=files_read,
 )

@@ -14,7 +14,9 @@ from mfconnector.tools.common import (
     CURSOR,
     LIMIT,
     OUTLOOK_ID_PATTERN,
+    QUERY,
     folder_segment,
+    input_schema,
     list_output_schema,
     object_output_schema,
     shape_items,
@@ -281,11 +283,7 @@ MAIL_FOLDERS = Tool(
         "Mail folders with unread and total counts: top level, or the child folders of "
         f"`parent` (id or well-known name). {UNTRUSTED}"
     ),
-    input_schema={
-        "type": "object",
-        "properties": {"parent": FOLDER, "limit": LIMIT, "cursor": CURSOR},
-        "additionalProperties": False,
-    },
+    input_schema=input_schema({"parent": FOLDER, "limit": LIMIT, "cursor": CURSOR}),
     output_schema=list_output_schema("folders"),
     handler=mail_folders,
 )
@@ -298,9 +296,8 @@ MAIL_LIST = Tool(
         "unread_only, from (address), since/before (ISO date), has_attachments. "
         f"{UNTRUSTED}"
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
+    input_schema=input_schema(
+        {
             "folder": FOLDER,
             "unread_only": {"type": "boolean"},
             "from": {"type": "string", "minLength": 3, "maxLength": 320, "pattern": "@"},
@@ -309,9 +306,8 @@ MAIL_LIST = Tool(
             "has_attachments": {"type": "boolean"},
             "limit": LIMIT,
             "cursor": CURSOR,
-        },
-        "additionalProperties": False,
-    },
+        }
+    ),
     output_schema=list_output_schema("messages"),
     handler=mail_list,
 )
@@ -323,17 +319,15 @@ MAIL_SEARCH = Tool(
         "Full-text search (KQL, e.g. `from:alice subject:invoice`) across the mailbox or one "
         f"folder; Graph orders by date. {UNTRUSTED}"
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": 500},
+    input_schema=input_schema(
+        {
+            "query": QUERY,
             "folder": FOLDER,
             "limit": LIMIT,
             "cursor": CURSOR,
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    },
+        "query",
+    ),
     output_schema=list_output_schema("messages"),
     handler=mail_search,
 )
@@ -346,15 +340,13 @@ MAIL_READ = Tool(
         "10,000 characters from body_offset (see skipped.text.nextOffset). "
         f"{UNTRUSTED}"
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
+    input_schema=input_schema(
+        {
             "message_id": MESSAGE_ID,
             "body_offset": {"type": "integer", "minimum": 0},
         },
-        "required": ["message_id"],
-        "additionalProperties": False,
-    },
+        "message_id",
+    ),
     output_schema=object_output_schema("message", "attachments"),
     handler=mail_read,
 )
