@@ -225,3 +225,29 @@ def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
         imported = {line.split("|")[-1].strip() for line in completed.stderr.decode().splitlines()}
         assert "httpx" in imported and "msal" not in imported
         assert json.loads(completed.stdout)["result"]["structuredContent"]["mode"] == "demo"
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (
+            b'{"responses": [{"request": {"method": "POST", "path": "/me"}, "response": {}}]}',
+            "responses[0]",
+        ),
+        (b'{"responses": [', "line 1"),
+        (b" " * 2_000_001, "2,000,000-byte limit"),
+    ],
+)
+def test_a_bad_fixture_file_exits_2_with_one_line_naming_the_problem(
+    tmp_path: Any, content: bytes, fragment: str
+) -> None:
+    path = tmp_path / "fixtures.json"
+    path.write_bytes(content)
+    completed = subprocess.run(
+        [*SERVER, "--fixtures", str(path)], input=b"", capture_output=True, timeout=30, check=False
+    )
+    assert completed.returncode == 2
+    assert completed.stdout == b""
+    lines = completed.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], lines
+    assert "Traceback" not in completed.stderr.decode()

@@ -43,7 +43,12 @@ GRAPH_WELL_KNOWN_FOLDERS = frozenset(
 MIN_ID_CHARS = 16
 """Outlook and OneDrive ids are long; a short word that is not a well-known name is a typo."""
 
-LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": DEFAULT_LIMITS.list_items}
+LIMIT: dict[str, Any] = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": DEFAULT_LIMITS.list_items,
+    "default": DEFAULT_LIMITS.list_items,
+}
 CURSOR: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
