@@ -83,7 +83,7 @@ def modern_era(params: dict[str, Any]) -> Era:
     if not isinstance(meta[META_CLIENT_CAPABILITIES], dict):
         raise ProtocolError(INVALID_PARAMS, f"_meta {META_CLIENT_CAPABILITIES} must be an object")
     level = meta.get(META_LOG_LEVEL)
-    if level is not None and level not in LOG_LEVELS:
+    if level is not None and (not isinstance(level, str) or level not in LOG_LEVELS):
         raise ProtocolError(
             INVALID_PARAMS, f"_meta {META_LOG_LEVEL} must be one of {sorted(LOG_LEVELS)}"
         )

@@ -31,7 +31,7 @@ from mfconnector.jsonrpc import (
     parse_line,
 )
 from mfconnector.limits import DEFAULT_LIMITS, Limits
-from mfconnector.server import McpServer, Reply
+from mfconnector.server import McpServer, Reply, ToolCall
 
 __all__ = ["Runtime", "StdoutClosed"]
 
@@ -75,7 +75,7 @@ class Runtime:
         handle_signals: bool = False,
     ) -> None:
         """Serve until end of input and every reply is written, or until stdout closes."""
-        inbox_send, inbox_recv = trio.open_memory_channel[Request](self._limits.inbox_depth)
+        inbox_send, inbox_recv = trio.open_memory_channel[ToolCall](self._limits.inbox_depth)
         outbox_send, outbox_recv = trio.open_memory_channel[bytes](self._limits.outbox_depth)
         try:
             async with trio.open_nursery() as nursery:
@@ -97,7 +97,7 @@ class Runtime:
     async def _read(
         self,
         receive: trio.abc.ReceiveStream,
-        inbox: trio.MemorySendChannel[Request],
+        inbox: trio.MemorySendChannel[ToolCall],
         outbox: trio.MemorySendChannel[bytes],
     ) -> None:
         framer = LineFramer(self._limits.line_bytes)
@@ -116,7 +116,7 @@ class Runtime:
     async def _route(
         self,
         event: Line | Oversized,
-        inbox: trio.MemorySendChannel[Request],
+        inbox: trio.MemorySendChannel[ToolCall],
         outbox: trio.MemorySendChannel[bytes],
     ) -> None:
         if isinstance(event, Oversized):
@@ -141,13 +141,13 @@ class Runtime:
                 )
                 await outbox.send(encode(duplicate))
                 return
-            answer = self._server.answer_now(message)
-            if answer is not None:
-                for data in self._encode_reply(message, answer):
+            routed = self._server.answer_now(message)
+            if isinstance(routed, Reply):
+                for data in self._encode_reply(message, routed):
                     await outbox.send(data)
                 return
             self._pending[key] = _InFlight()
-            await inbox.send(message)
+            await inbox.send(routed)
         elif isinstance(message, Notification):
             if message.method == "notifications/cancelled":
                 self._cancel(message.params)
@@ -202,38 +202,44 @@ class Runtime:
     # --- workers -----------------------------------------------------------------------
 
     async def _work(
-        self, inbox: trio.MemoryReceiveChannel[Request], outbox: trio.MemorySendChannel[bytes]
+        self, inbox: trio.MemoryReceiveChannel[ToolCall], outbox: trio.MemorySendChannel[bytes]
     ) -> None:
         async with inbox, outbox:
-            async for request in inbox:
-                for data in await self._run_one(request):
-                    await outbox.send(data)
+            async for call in inbox:
+                await self._run_one(call, outbox)
 
-    async def _run_one(self, request: Request) -> list[bytes]:
+    async def _run_one(self, call: ToolCall, outbox: trio.MemorySendChannel[bytes]) -> None:
+        """Run one tool call and send its reply, both inside the request's cancel scope.
+
+        The request stays registered until its reply is handed to the writer, so a
+        ``notifications/cancelled`` that arrives while the writer is stalled still means
+        nothing more is said for it.
+        """
+        request = call.request
         key = _key(request.id)
         state = self._pending.get(key)
         if state is None or state.cancelled:
             self._pending.pop(key, None)
-            return []
-        reply: Reply | None = None
+            return
         state.scope = trio.CancelScope(deadline=self._shutdown_deadline)
         try:
             with state.scope:
-                reply = await self._server.handle(request)
-        except Exception:
-            log.exception("unexpected failure while handling %s", request.method[:100])
-            reply = Reply(error_response(request.id, INTERNAL_ERROR, "Internal error"))
+                try:
+                    reply = await self._server.call_tool(call)
+                except Exception:
+                    log.exception("unexpected failure while handling %s", request.method[:100])
+                    reply = Reply(error_response(request.id, INTERNAL_ERROR, "Internal error"))
+                for data in self._encode_reply(request, reply):
+                    await outbox.send(data)
+                return
         finally:
             self._pending.pop(key, None)
-        if state.cancelled:
-            return []
-        if reply is None:
+        if not state.cancelled:
             message = (
                 f"Internal error: the server is shutting down and the request did not finish "
                 f"within the {self._limits.eof_grace_seconds:g} s grace period"
             )
-            reply = Reply(error_response(request.id, INTERNAL_ERROR, message))
-        return self._encode_reply(request, reply)
+            await outbox.send(encode(error_response(request.id, INTERNAL_ERROR, message)))
 
     def _encode_reply(self, request: Request, reply: Reply) -> list[bytes]:
         out = [encode(notification) for notification in reply.notifications]

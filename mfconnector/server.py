@@ -25,7 +25,6 @@ from mfconnector.jsonrpc import (
     Request,
     encode_json,
     encode_with_result,
-    error_response,
     result_response,
 )
 from mfconnector.protocol import (
@@ -40,7 +39,7 @@ from mfconnector.protocol import (
 from mfconnector.tools.base import Tool, ToolContext, error_result, success_result
 from mfconnector.tools.validation import argument_errors
 
-__all__ = ["INSTRUCTIONS", "McpServer", "Reply"]
+__all__ = ["INSTRUCTIONS", "McpServer", "Reply", "ToolCall"]
 
 log = logging.getLogger("mfconnector.server")
 
@@ -54,7 +53,10 @@ OLDEST_ERA_WITH_PROTOCOL_ARGUMENT_ERRORS = "2025-06-18"
 
 
 @dataclass(frozen=True)
-class _ToolCall:
+class ToolCall:
+    """A ``tools/call`` routed and checked, waiting for a worker (it may wait on Graph)."""
+
+    request: Request
     era: Era
     params: dict[str, Any]
 
@@ -67,6 +69,10 @@ class Reply:
     notifications: list[dict[str, Any]] = field(default_factory=list)
     encoded: bytes | None = None
     """The whole response line, already encoded (for results that never change)."""
+
+
+def _error_reply(request: Request, error: ProtocolError) -> Reply:
+    return Reply({"jsonrpc": "2.0", "id": request.id, "error": error.to_error_object()})
 
 
 class McpServer:
@@ -86,37 +92,33 @@ class McpServer:
             )
         }
 
-    @property
-    def tool_definitions(self) -> list[dict[str, Any]]:
-        return self._definitions
+    def answer_now(self, request: Request) -> Reply | ToolCall:
+        """The reply to a request that needs no I/O, or the checked tool call for a worker.
 
-    def answer_now(self, request: Request) -> Reply | None:
-        """The reply to a request that needs no I/O, or None for a tool call (a worker's job).
-
-        The runtime's reader answers these inline: no task hop, and ``initialize`` takes
-        effect before the next line is read, so pipelined requests see it.
+        The runtime's reader calls this for every request: no task hop for protocol
+        methods, and ``initialize`` takes effect before the next line is read.
         """
         try:
-            routed = self._route(request)
+            return self._route(request)
         except ProtocolError as error:
-            return Reply(error_response(request.id, error.code, error.message, error.data))
-        return routed if isinstance(routed, Reply) else None
+            return _error_reply(request, error)
+        except Exception:
+            log.exception("unexpected failure while routing %s", request.method[:100])
+            return _error_reply(request, ProtocolError(INTERNAL_ERROR, "Internal error"))
 
-    async def handle(self, request: Request) -> Reply:
-        """The reply to any request; tool calls run here, in a worker, and may wait on Graph."""
+    async def call_tool(self, call: ToolCall) -> Reply:
+        """Run a tool call (in a worker: it may wait on Graph) and wrap its result."""
         try:
-            routed = self._route(request)
-            if isinstance(routed, Reply):
-                return routed
-            return self._ok(request, await self._call_tool(routed.params, routed.era), routed.era)
+            result = await self._call_tool(call.params, call.era)
         except ProtocolError as error:
-            return Reply(error_response(request.id, error.code, error.message, error.data))
+            return _error_reply(call.request, error)
+        return self._ok(call.request, result, call.era)
 
     def notify(self, notification: Notification) -> None:
         """Notifications never get a reply (``notifications/cancelled`` is the runtime's)."""
         log.debug("notification %s", notification.method[:100])
 
-    def _route(self, request: Request) -> Reply | _ToolCall:
+    def _route(self, request: Request) -> Reply | ToolCall:
         params = request.params
         if params is not None and not isinstance(params, dict):
             raise ProtocolError(INVALID_PARAMS, "params must be an object")
@@ -153,7 +155,7 @@ class McpServer:
             result_json = self._tools_list_json[era.modern]
             return Reply(None, encoded=encode_with_result(request.id, result_json))
         if method == "tools/call":
-            return _ToolCall(era, params)
+            return ToolCall(request, era, params)
         raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method[:100]}")
 
     @staticmethod
@@ -192,6 +194,11 @@ class McpServer:
     @staticmethod
     def _listen(request: Request) -> Reply:
         """Acknowledge with nothing to notify (the tool list is static) and hold no worker."""
+        params = request.params if isinstance(request.params, dict) else {}
+        if not isinstance(params.get("notifications"), dict):
+            raise ProtocolError(
+                INVALID_PARAMS, "subscriptions/listen needs params.notifications (an object)"
+            )
         ack = {
             "jsonrpc": "2.0",
             "method": "notifications/subscriptions/acknowledged",

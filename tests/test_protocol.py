@@ -113,6 +113,8 @@ async def test_modern_request_after_legacy_handshake_is_still_modern() -> None:
             -32602,
         ),
         ({**modern_meta(), "io.modelcontextprotocol/logLevel": "loud"}, -32602),
+        ({**modern_meta(), "io.modelcontextprotocol/logLevel": []}, -32602),
+        ({**modern_meta(), "io.modelcontextprotocol/logLevel": {"level": "info"}}, -32602),
     ],
 )
 async def test_malformed_modern_meta_is_invalid_params(meta: dict[str, Any], code: int) -> None:
@@ -264,3 +266,12 @@ async def test_error_replies_validate_in_every_era() -> None:
     assert_valid("2025-06-18", "JSONRPCError", unknown)
     # A4: JSON-RPC's "id": null fits no MCP schema; we send it on purpose (see DESIGN.md).
     assert schema_errors(MODERN, "JSONRPCErrorResponse", parse)
+
+
+@pytest.mark.parametrize("params", [{}, {"notifications": 7}, {"notifications": []}])
+async def test_subscriptions_listen_needs_a_notifications_filter(params: dict[str, Any]) -> None:
+    async with open_session() as session:
+        reply = await session.call(request(13, "subscriptions/listen", params))
+        after = await session.call(request(14, "server/discover"))
+    assert reply["error"]["code"] == -32602
+    assert after["id"] == 14

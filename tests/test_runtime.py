@@ -235,3 +235,36 @@ async def test_each_malformed_line_gets_one_error_and_serving_continues(line: by
     assert set(error) == {"jsonrpc", "id", "error"}
     assert error["error"]["code"] in (-32700, -32600, -32602)
     assert after["id"] == "next" and "result" in after
+
+
+async def test_a_cancel_that_arrives_while_stdout_is_stalled_still_silences_the_reply() -> None:
+    """C2 (stdio): after notifications/cancelled nothing more is sent for that request."""
+    limits = dataclasses.replace(DEFAULT_LIMITS, outbox_depth=1)
+
+    async def quick(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    to_server, server_in = trio.testing.memory_stream_one_way_pair()
+    stdout = CloggedStdout()
+    written = bytearray()
+
+    async def send_all(data: bytes) -> None:
+        await stdout.unclog.wait()
+        written.extend(data)
+
+    stdout.send_all = send_all  # type: ignore[method-assign]
+    server = McpServer([tool("quick", quick)], plain_context(limits))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Runtime(server, limits).serve, server_in, stdout)
+        # 1 ends up in the stalled writer's hands, 2 waits in the outbox (depth 1), and 3's
+        # worker waits to hand its reply over: only 3 can still be silenced, and must be.
+        for request_id in (1, 2, 3):
+            await to_server.send_all(json.dumps(call(request_id, "quick")).encode() + b"\n")
+            await trio.testing.wait_all_tasks_blocked()
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}
+        await to_server.send_all(json.dumps(cancel).encode() + b"\n")
+        await trio.testing.wait_all_tasks_blocked()
+        stdout.unclog.set()
+        await to_server.aclose()
+    ids = [json.loads(line)["id"] for line in bytes(written).splitlines()]
+    assert ids == [1, 2]

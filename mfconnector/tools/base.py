@@ -43,7 +43,6 @@ class ToolContext:
     graph_factory: GraphFactory
     user_path: str = "/me"
     source: str | None = None
-    extra_status: dict[str, Any] = field(default_factory=dict)
 
     async def graph(self) -> GraphClient:
         return await self.graph_factory()
