@@ -58,10 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve_arguments(parser)
     _add_auth_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    tour = commands.add_parser(
+    commands.add_parser(
         "tour", help="run the server on the demo mailbox and show what it returns"
     )
-    tour.add_argument("--allow-partial", action="store_true", help=argparse.SUPPRESS)
     for name, text in (
         ("login", "sign in with a device code (prompt on stderr)"),
         ("logout", "remove the signed-in account from the token cache"),

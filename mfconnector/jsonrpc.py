@@ -8,6 +8,7 @@ response becomes an ``Invalid`` carrying the exact error reply to send.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,14 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    """``1e999`` is valid JSON text but overflows to infinity, which JSON cannot carry."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -96,7 +105,7 @@ def parse_line(line: bytes) -> Message | None:
     if not text.strip():
         return None
     try:
-        obj = json.loads(text, parse_constant=_reject_constant)
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except RecursionError:
         return Invalid(error_response(None, PARSE_ERROR, "Parse error: JSON nested too deeply"))
     except ValueError as exc:

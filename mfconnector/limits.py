@@ -2,13 +2,16 @@
 
 Memory budget (the worst case the runtime can hold at once, by construction):
 
-    inbox_depth  x line_bytes            parsed requests waiting for a worker
-  + graph_concurrency x graph_body_bytes one capped Graph body per request in flight
-  + outbox_depth x response_bytes        encoded responses waiting for stdout
+    (inbox_depth + 1) x line_bytes       parsed requests waiting, and the reader's own
+  + workers x graph_body_bytes           one Graph body per busy worker (4 downloading
+                                         at once, the rest holding a parsed answer)
+  + (outbox_depth + workers + 1)
+      x response_bytes                   replies queued, waiting to be queued, being sent
   + read_chunk_bytes                     the reader's one chunk in flight
 
-With the defaults: 8 x 1 MB + 4 x 2 MB + 8 x 1 MB + 64 KiB ~= 24 MB of payload
-(Python objects for a parsed request cost a small multiple of its bytes). A stalled
+With the defaults: 9 x 1 MB + 8 x 2 MB + 17 x 1 MB + 64 KiB ~= 42 MB of payload. Parsed
+JSON costs a small multiple of its bytes in Python objects (about 2.5x for Graph pages,
+bench/README.md), so the true ceiling is near 100 MB; typical use stays near 30 MB. A stalled
 stdout fills the outbox, then blocks the workers, then the inbox, then the reader:
 nothing grows past this product. ``docs/LIMITS.md`` lists each attack beside the
 limit that bounds it.
@@ -69,9 +72,10 @@ class Limits:
     """Most characters of any other string field (subjects, names, previews)."""
     list_field_items: int = 20
     """Most entries of a list inside an item (recipients, categories, attachments)."""
-    result_bytes: int = 400_000
-    """Largest ``structuredContent`` as ASCII-escaped JSON; a list stops early with a cursor.
-    Sent twice (object and text), it keeps a reply well under ``response_bytes``."""
+    result_bytes: int = 800_000
+    """Most bytes a list's items may cost on the wire, counted as structured content plus
+    its text copy, both escaped as sent; past it a list stops early with a cursor. The
+    rest of ``response_bytes`` is left for the envelope and the ``skipped`` record."""
     tools_list_bytes: int = 8_192
     """Budget for the compact JSON of the whole ``tools`` array of ``tools/list``."""
 

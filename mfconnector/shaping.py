@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from mfconnector.errors import ToolInputError
+
 __all__ = [
     "Skipped",
     "clip_text",
+    "clip_window",
     "is_secret_key",
     "pick",
     "redact_text",
@@ -36,7 +39,8 @@ def is_secret_key(key: str) -> bool:
     return lowered in SECRET_KEYS or lowered.endswith(SECRET_KEY_SUFFIXES)
 
 
-URL_PATTERN = re.compile(r"[a-z][a-z0-9+.-]*://[^\s<>\"']+", re.IGNORECASE)
+URL_PATTERN = re.compile(r"[a-z][a-z0-9+.-]{0,31}://[^\s<>\"']+", re.IGNORECASE)
+"""A bounded scheme keeps the scan linear on untrusted text (a long run of letters)."""
 REDACTED = "[pre-authenticated link removed]"
 
 
@@ -139,8 +143,10 @@ def _strip(value: Any, skipped: Skipped, path: str) -> Any:
         return kept
     if isinstance(value, str) and _has_secret_marker(value):
         skipped.removed.append(path)
-        redacted, _ = redact_text(value)
-        return _DROPPED if redacted.strip() == REDACTED else redacted
+        redacted, count = redact_text(value)
+        if not count or redacted.strip() == REDACTED:
+            return _DROPPED  # the credential is not a plain URL we can cut out: drop it all
+        return redacted
     return value
 
 
@@ -152,6 +158,27 @@ def clip_text(text: str, limit: int) -> tuple[str, int]:
     if len(text) <= limit:
         return text, 0
     return text[:limit], len(text) - limit
+
+
+def clip_window(
+    text: str, offset: int, limit: int, argument: str
+) -> tuple[str, dict[str, Any] | None]:
+    """``limit`` characters from ``offset``; the skipped record says how to read on."""
+    total = len(text)
+    if offset and offset >= total:
+        raise ToolInputError(
+            f"`{argument}` {offset} is past the end of the text ({total} characters)",
+            hint=f"use a {argument} below {total}",
+        )
+    window, cut = clip_text(text[offset:], limit)
+    if not cut and not offset:
+        return window, None
+    record: dict[str, Any] = {"totalChars": total, "offset": offset, "returnedChars": len(window)}
+    if offset:
+        record["charsBefore"] = offset
+    if cut:
+        record["nextOffset"] = offset + len(window)
+    return window, record
 
 
 def _bound(value: Any, skipped: Skipped, path: str, max_chars: int, max_items: int) -> Any:

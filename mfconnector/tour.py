@@ -94,7 +94,9 @@ def _skipped_lines(result: dict[str, Any], is_error: bool) -> list[str]:
     items = skipped.get("items")
     if items:
         more = "more pages in Graph" if items.get("morePages") else f"{items.get('count')} more"
-        lines.append(f"  items: {more}; continue with cursor={items['cursor'][:24]}…")
+        cursor = items.get("cursor")
+        how = f"continue with cursor={cursor[:24]}…" if cursor else items.get("note", "")
+        lines.append(f"  items: {more}; {how}")
     text = skipped.get("text")
     if text:
         if "nextOffset" in text:
@@ -111,7 +113,7 @@ def _skipped_lines(result: dict[str, Any], is_error: bool) -> list[str]:
     removed = skipped.get("removed")
     if removed:
         lines.append(
-            f"  removed {len(removed['paths'])} download/thumbnail URL fields ({removed['why']})"
+            f"  removed {removed['count']} download/thumbnail URL fields ({removed['why']})"
         )
     return lines
 

@@ -27,6 +27,7 @@ import trio
 import trio.testing
 from loopback import LoopbackServer, RecordedRequest, Reply
 
+from mfconnector.auth.errors import LOGIN_HINT
 from mfconnector.errors import (
     AuthError,
     GraphError,
@@ -704,7 +705,7 @@ async def test_second_401_gives_the_login_hint(graph: LoopbackServer) -> None:
             await client.get_json("/me")
     assert len(graph.requests) == 2 and len(tokens.calls) == 2
     assert caught.value.status == 401 and caught.value.code == "InvalidAuthenticationToken"
-    assert caught.value.hint == "not signed in or token expired: run `mfconnector login`"
+    assert caught.value.hint == LOGIN_HINT
     assert "old" not in str(caught.value) and "token-" not in str(caught.value)
 
 

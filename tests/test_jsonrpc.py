@@ -25,6 +25,8 @@ def reply_of(line: bytes) -> dict[str, Any]:
         (b"\xff\xfe{}", -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":NaN}', -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":-Infinity}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":1e999}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":' + b"9" * 5000 + b"}", -32700, None),
         (b"[" * 100_000, -32700, None),
         (b"[]", -32600, None),
         (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, None),

@@ -4,6 +4,7 @@ Graph costs one forced refresh and one retry, never a prompt."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import AsyncIterator
@@ -20,7 +21,7 @@ from mfconnector.auth import commands
 from mfconnector.auth.config import AuthConfig
 from mfconnector.auth.msal_provider import build_token_provider
 from mfconnector.graph.client import GraphClient
-from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools.base import ToolContext
 
 CLIENT_ID = "5f7e9c1a-3b2d-4e6f-8a9b-0c1d2e3f4a5b"
@@ -67,15 +68,15 @@ def idp(config: AuthConfig) -> FakeIdP:
 
 @asynccontextmanager
 async def live_session(
-    config: AuthConfig, idp: FakeIdP, server: LoopbackServer
+    config: AuthConfig, idp: FakeIdP, server: LoopbackServer, limits: Limits = DEFAULT_LIMITS
 ) -> AsyncIterator[Any]:
     provider = build_token_provider(config, http_client=idp)
-    client = GraphClient(token_provider=provider, root=f"{server.url}/v1.0")
+    client = GraphClient(token_provider=provider, limits=limits, root=f"{server.url}/v1.0")
 
     async def graph() -> GraphClient:
         return client
 
-    context = ToolContext(DEFAULT_LIMITS, "live", False, provider, graph)
+    context = ToolContext(limits, "live", False, provider, graph)
     try:
         async with open_session(context=context) as session:
             yield session
@@ -154,3 +155,16 @@ async def test_account_status_names_the_signed_in_person(config: AuthConfig, idp
     assert status["profile"]["displayName"] == "Adele Vance"
     assert status["account"]["cacheEncrypted"] is False
     assert not any(secret in json.dumps(reply) for secret in idp.secrets())
+
+
+async def test_a_slow_sign_in_service_is_named_as_such(config: AuthConfig, idp: FakeIdP) -> None:
+    """A deadline spent waiting on the token is a sign-in timeout, not "Graph was slow"."""
+    limits = dataclasses.replace(DEFAULT_LIMITS, graph_request_seconds=0.5)
+    idp.delay_seconds = 1.5
+    with LoopbackServer() as server:
+        server.route("GET", MESSAGES_PATH, Reply.json(EXPIRED, status=401))
+        async with live_session(config, idp, server, limits) as session:
+            reply = await session.call(request(1, "tools/call", {"name": "mail_list"}))
+    error = json.loads(reply["result"]["content"][0]["text"])["error"]
+    assert error["kind"] == "auth" and error["code"] == "signin_timeout"
+    assert "sign-in service" in error["message"]

@@ -275,3 +275,21 @@ async def test_subscriptions_listen_needs_a_notifications_filter(params: dict[st
         after = await session.call(request(14, "server/discover"))
     assert reply["error"]["code"] == -32602
     assert after["id"] == 14
+
+
+@pytest.mark.parametrize(("version", "expect_error"), [(MODERN, False), ("2025-06-18", True)])
+async def test_a_whole_number_written_as_a_float_is_refused(
+    version: str, expect_error: bool
+) -> None:
+    params = {"name": "mail_list", "arguments": {"limit": 5.0}}
+    async with open_session() as session:
+        if version == MODERN:
+            reply = await session.call(request(8, "tools/call", params))
+        else:
+            await session.call(initialize(0, version))
+            reply = await session.call(request(8, "tools/call", params, modern=False))
+    if expect_error:
+        assert reply["error"]["code"] == -32602 and "limit" in reply["error"]["message"]
+    else:
+        assert reply["result"]["isError"] is True
+        assert "integer" in reply["result"]["content"][0]["text"]

@@ -14,9 +14,8 @@ from mfconnector.auth import StaticTokenProvider
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import parse_fixtures
-from mfconnector.jsonrpc import encode_json
 from mfconnector.limits import DEFAULT_LIMITS, Limits
-from mfconnector.tools.base import ToolContext
+from mfconnector.tools.base import ToolContext, wire_bytes
 from mfconnector.tools.mail import LIST_FIELDS, mail_list
 
 MESSAGES = [
@@ -28,7 +27,9 @@ MESSAGES = [
     }
     for index in range(10)
 ]
-ITEM_BYTES = len(encode_json({k: v for k, v in MESSAGES[0].items() if k in LIST_FIELDS})) + 1
+ITEM_BYTES = (
+    wire_bytes({k: v for k, v in MESSAGES[0].items() if k in LIST_FIELDS}) + wire_bytes([]) + 2
+)
 
 
 def fixture_file() -> bytes:
@@ -85,3 +86,29 @@ async def test_everything_fits_under_the_default_limit() -> None:
         result: dict[str, Any] = await mail_list(ctx, {})
     assert len(result["messages"]) == len(MESSAGES)
     assert "incomplete" not in result and "skipped" not in result
+
+
+async def test_quotes_and_cjk_are_counted_as_they_are_sent() -> None:
+    """A reply whose strings escape badly (quotes, CJK) still fits: fewer items, a cursor."""
+    heavy = [
+        {"id": f"AAMkAGI2heavy{index:04d}=", "subject": '"' * 1000, "bodyPreview": "日" * 1000}
+        for index in range(50)
+    ]
+    entry = {
+        "request": {"method": "GET", "path": "/me/mailFolders/inbox/messages"},
+        "response": {"json": {"value": heavy}},
+    }
+    fixtures = parse_fixtures(json.dumps({"responses": [entry]}).encode())
+    tokens = StaticTokenProvider("t")
+    limits = dataclasses.replace(DEFAULT_LIMITS, result_bytes=100_000)
+    async with GraphClient(token_provider=tokens, transport=FixtureTransport(fixtures)) as client:
+
+        async def graph() -> GraphClient:
+            return client
+
+        ctx = ToolContext(limits, "fixtures", False, tokens, graph)
+        result = await mail_list(ctx, {})
+    shown = len(result["messages"])
+    assert 0 < shown < 50
+    assert wire_bytes(result["messages"]) <= limits.result_bytes
+    assert result["skipped"]["items"]["count"] == 50 - shown

@@ -21,6 +21,7 @@ client that carries credentials; pass a ``transport`` to route differently.
 
 from __future__ import annotations
 
+import contextvars
 import ipaddress
 import logging
 import re
@@ -37,7 +38,7 @@ import trio
 
 from mfconnector import __version__
 from mfconnector.auth import TokenProvider
-from mfconnector.errors import GraphError, GraphTimeoutError, ToolInputError
+from mfconnector.errors import AuthError, GraphError, GraphTimeoutError, ToolInputError
 from mfconnector.graph.body import (
     decode_utf8_strict,
     parse_json_text,
@@ -60,6 +61,11 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 __all__ = ["Download", "GraphClient", "GraphResponse"]
 
 _log = logging.getLogger("mfconnector.graph")
+_WAITING_FOR_TOKEN: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "mfconnector_waiting_for_token", default=False
+)
+"""Set while a call waits on the token provider, so a deadline there is named a sign-in
+timeout, not a slow Graph (each trio task has its own copy)."""
 
 T = TypeVar("T")
 
@@ -332,10 +338,17 @@ class GraphClient:
 
     async def _within_deadline(self, url: str, call: Callable[[], Awaitable[T]]) -> T:
         seconds = self._limits.graph_request_seconds
+        _WAITING_FOR_TOKEN.set(False)
         try:
             with trio.fail_after(seconds):
                 return await call()
         except trio.TooSlowError:
+            if _WAITING_FOR_TOKEN.get():
+                raise AuthError(
+                    f"the sign-in service did not answer within {seconds:g} s",
+                    hint="check the network path to the sign-in service, then retry",
+                    code="signin_timeout",
+                ) from None
             raise GraphTimeoutError(
                 f"Microsoft Graph did not finish answering within {seconds:g} s "
                 f"(GET {urlsplit(url).path})",
@@ -355,7 +368,9 @@ class GraphClient:
         budget = budget or _RetryBudget(self._limits)
         force_refresh, claims, refreshed = False, None, False
         while True:
+            _WAITING_FOR_TOKEN.set(True)
             token = await self._tokens.get_token(force_refresh=force_refresh, claims=claims)
+            _WAITING_FOR_TOKEN.set(False)
             force_refresh, claims = False, None
             request = self._http.build_request("GET", url, headers=headers)
             request.headers["Authorization"] = f"Bearer {token}"

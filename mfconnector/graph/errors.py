@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from mfconnector.auth.errors import LOGIN_HINT
 from mfconnector.errors import GraphError, GraphThrottledError, GraphTimeoutError
 
 __all__ = [
@@ -50,17 +51,20 @@ MAX_RETRY_AFTER_SECONDS = 86_400.0
 RETRY_SAFE_STATUSES = frozenset({429, 502, 503, 504})
 """Answers where the same read, later, may well succeed (throttling and gateways)."""
 
-LOGIN_HINT = "not signed in or token expired: run `mfconnector login`"
 
 _MAX_CLAIMS_CHARS = 8192
 _MAX_INNER_DEPTH = 8
 _ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,100}$")
-_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]*")
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s\"'<>]*")
 _JWT_RE = re.compile(r"eyJ[A-Za-z0-9_\-]{6,}(?:\.[A-Za-z0-9_\-]*){1,2}")
 _BEARER_RE = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}")
-_REDACT_PARAM_RE = re.compile(r"(?i)[^\s\"'<>]*(?:tempauth|sig|code|token)=[^\s\"'<>&]*")
+_REDACT_PARAM_RE = re.compile(r"(?i)[^\s\"'<>]{0,64}(?:tempauth|sig|code|token)=[^\s\"'<>&]*")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-_CHALLENGE_PARAM_RE = re.compile(r'([A-Za-z_][A-Za-z0-9_\-]*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]+)')
+_CHALLENGE_PARAM_RE = re.compile(
+    r'([A-Za-z_][A-Za-z0-9_\-]{0,63})[ \t]{0,8}=[ \t]{0,8}("(?:[^"\\]|\\.){0,4096}"|[^\s,]{1,4096})'
+)
+"""Bounded pieces, and a header cut to CHALLENGE_CHARS: linear on a hostile header."""
+CHALLENGE_CHARS = 8_192
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -113,8 +117,11 @@ def format_wait(seconds: float) -> str:
 
 
 def clean_text(text: str, limit: int = MESSAGE_CHARS) -> str:
-    """Untrusted text made safe to show: no control characters, no URL queries, no tokens."""
-    text = _CONTROL_RE.sub(" ", text)
+    """Untrusted text made safe to show: no control characters, no URL queries, no tokens.
+
+    Cut to a few times the limit first, so no pattern ever runs over megabytes of it.
+    """
+    text = _CONTROL_RE.sub(" ", text[: 4 * limit])
     text = _URL_RE.sub(lambda m: re.split(r"[?#]", m.group(0), maxsplit=1)[0], text)
     text = _REDACT_PARAM_RE.sub("[redacted]", text)
     text = _JWT_RE.sub("[redacted]", text)
@@ -191,7 +198,7 @@ def bearer_challenge(headers: Mapping[str, str]) -> dict[str, str]:
     """Parameters of a ``WWW-Authenticate: Bearer ...`` header, keys lowercased."""
     value = header(headers, "www-authenticate") or ""
     params: dict[str, str] = {}
-    for key, raw in _CHALLENGE_PARAM_RE.findall(value[:16_384]):
+    for key, raw in _CHALLENGE_PARAM_RE.findall(value[:CHALLENGE_CHARS]):
         if raw.startswith('"'):
             raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
         params.setdefault(key.lower(), raw)

@@ -22,8 +22,8 @@ from mfconnector.graph.fixtures import (
     USER_SCOPED,
     FixtureSet,
     RepeatBody,
-    clean_text,
     decode_query,
+    escape_controls,
     show_value,
 )
 from mfconnector.graph.urls import is_graph_url
@@ -119,7 +119,7 @@ def _miss(request: httpx.Request, fixtures: FixtureSet, request_id: str) -> http
         shown = f"{parts.scheme}://{parts.hostname or ''}/..."
         code = "ResourceNotFound"
     else:
-        shown = clean_text(rel[:300])
+        shown = escape_controls(rel[:300])
         scoped = USER_SCOPED.match(rel)
         folded = ("/me" + scoped.group(1) if scoped else rel).casefold()
         if folded.startswith(MAIL_PREFIXES):
@@ -135,7 +135,7 @@ def _miss(request: httpx.Request, fixtures: FixtureSet, request_id: str) -> http
     ]
     detail = ", ".join(keys) if keys else "no significant query options"
     message = (
-        f"fixture mode: no canned response for {request.method} {shown} ({clean_text(detail)})"
+        f"fixture mode: no canned response for {request.method} {shown} ({escape_controls(detail)})"
     )
     return _error_response(request, 404, code, message, request_id)
 

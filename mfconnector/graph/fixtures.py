@@ -232,14 +232,16 @@ def load_fixtures(path: Path | str, *, limits: Limits = DEFAULT_LIMITS) -> Fixtu
     Raises FixtureError (one line: file, entry, problem) for anything that cannot be served,
     so start-up fails before the first request instead of in the middle of a session.
     """
-    source = clean_text(str(path))
+    source = escape_controls(str(path))
     limit = limits.fixture_file_bytes
     try:
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
     except OSError as err:
         reason = err.strerror or type(err).__name__
-        raise FixtureError(f"{source}: cannot read fixture file: {clean_text(reason)}") from None
+        raise FixtureError(
+            f"{source}: cannot read fixture file: {escape_controls(reason)}"
+        ) from None
     if len(data) > limit:
         raise FixtureError(f"{source}: fixture file is larger than the {limit:,}-byte limit")
     return parse_fixtures(data, source=source)
@@ -291,7 +293,7 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
-def clean_text(text: str) -> str:
+def escape_controls(text: str) -> str:
     """One printable line: control characters and lone surrogates escaped."""
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
@@ -311,7 +313,7 @@ def show_value(value: object, limit: int = 80) -> str:
         shown = "an array"
     else:
         shown = "an object"
-    return clean_text(shown)
+    return escape_controls(shown)
 
 
 def _type_name(value: object) -> str:
@@ -360,7 +362,7 @@ class _Loader:
         except RecursionError:
             self.fail("", "malformed JSON: nested too deeply")
         except ValueError as err:  # int() limits and other number conversions
-            self.fail("", f"malformed JSON: {clean_text(str(err))[:200]}")
+            self.fail("", f"malformed JSON: {escape_controls(str(err))[:200]}")
         if not isinstance(doc, dict):
             self.fail("", f"the top level must be an object, not {_type_name(doc)}")
         self.check_keys("", doc, _TOP_KEYS, required=("responses",))
@@ -435,7 +437,7 @@ class _Loader:
         url_key: tuple[str, str, int, str] | None = None
         if has_path:
             path = self.check_path(where, request["path"])
-            label = f"{where} (GET {clean_text(path[:160])})"
+            label = f"{where} (GET {escape_controls(path[:160])})"
         else:
             url_key, url_query, shown = self.check_url(where, request["url"])
             label = f"{where} (GET {shown})"
@@ -487,7 +489,7 @@ class _Loader:
         if parts is None or raw is None or raw.scheme.lower() not in ("http", "https"):
             self.fail(where, "request.url must be an absolute http(s) URL")
         scheme, host, port, raw_path, raw_query = parts
-        shown = clean_text(f"{scheme}://{host}{raw_path}"[:160])
+        shown = escape_controls(f"{scheme}://{host}{raw_path}"[:160])
         if not host or raw.fragment or raw.username is not None or _SURROGATE.search(url):
             self.fail(where, f"request.url {shown} needs a host and no fragment or user")
         root_scheme, root_host, root_port, root_path = _root_parts(self.graph_root)
@@ -612,7 +614,7 @@ class _Loader:
                 for key, value in node.items():
                     if _SURROGATE.search(key):
                         self.fail(label, f"{where}: a key holds a lone surrogate escape")
-                    stack.append((value, f"{where}.{clean_text(key[:60])}", depth + 1))
+                    stack.append((value, f"{where}.{escape_controls(key[:60])}", depth + 1))
 
     def check_message_body(
         self, label: str, where: str, node: dict[str, Any], in_messages: bool

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import ToolError
+from mfconnector.jsonrpc import encode_json
 from mfconnector.limits import Limits
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ __all__ = [
     "ToolContext",
     "error_result",
     "success_result",
+    "wire_bytes",
 ]
 
 READ_ONLY: dict[str, Any] = {
@@ -77,6 +79,15 @@ class Tool:
 
 def _text(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def wire_bytes(payload: Any) -> int:
+    """What ``payload`` costs in a reply: as structured content and again as its text copy.
+
+    Both are ASCII-escaped on the wire; the copy is a JSON string, so its quotes and
+    backslashes are escaped once more (a subject of 1,000 quotes costs 2,000 bytes there).
+    """
+    return len(encode_json(payload)) + len(encode_json(_text(payload)))
 
 
 def success_result(structured: dict[str, Any], *, allow_partial: bool) -> dict[str, Any]:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mfconnector.errors import ToolInputError
+from mfconnector.graph.cursor import MAX_CURSOR_CHARS
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, shape_item
 from mfconnector.tools.base import ToolContext
+from mfconnector.tools.listing import ItemShaper
 
 __all__ = [
     "CURSOR",
@@ -17,6 +20,7 @@ __all__ = [
     "WELL_KNOWN_FOLDERS",
     "folder_segment",
     "input_schema",
+    "item_shaper",
     "list_output_schema",
     "object_output_schema",
     "shape_items",
@@ -52,7 +56,7 @@ LIMIT: dict[str, Any] = {
 CURSOR: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
-    "maxLength": 4096,
+    "maxLength": MAX_CURSOR_CHARS,
     "description": "skipped.items.cursor of the previous result",
 }
 OUTLOOK_ID_PATTERN = "^[A-Za-z0-9_=+/-]{1,1024}$"
@@ -107,17 +111,29 @@ def object_output_schema(key: str, *extra: str) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": [key]}
 
 
-def shape_items(
-    ctx: ToolContext, items: list[Any], fields: tuple[str, ...], skipped: Skipped, key: str
-) -> list[dict[str, Any]]:
-    return [
-        shape_item(
+def item_shaper(
+    ctx: ToolContext,
+    fields: tuple[str, ...],
+    compact: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> ItemShaper:
+    """Shape one Graph item to ``fields`` under the context's limits (then ``compact`` it)."""
+
+    def shape(item: Any, skipped: Skipped, path: str) -> dict[str, Any]:
+        shaped = shape_item(
             item,
             fields,
             skipped,
-            f"{key}[{index}]",
+            path,
             max_chars=ctx.limits.field_chars,
             max_items=ctx.limits.list_field_items,
         )
-        for index, item in enumerate(items)
-    ]
+        return compact(shaped) if compact else shaped
+
+    return shape
+
+
+def shape_items(
+    ctx: ToolContext, items: list[Any], fields: tuple[str, ...], skipped: Skipped, key: str
+) -> list[dict[str, Any]]:
+    shape = item_shaper(ctx, fields)
+    return [shape(item, skipped, f"{key}[{index}]") for index, item in enumerate(items)]

@@ -8,18 +8,18 @@ from typing import Any
 
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
-from mfconnector.shaping import Skipped, redact_text, shape_item
+from mfconnector.shaping import Skipped, clip_window, redact_text, shape_item
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import (
     CURSOR,
     LIMIT,
     QUERY,
     input_schema,
+    item_shaper,
     list_output_schema,
     object_output_schema,
 )
-from mfconnector.tools.listing import ItemShaper, list_result
-from mfconnector.tools.mail import clip_window
+from mfconnector.tools.listing import list_result
 
 __all__ = ["FILES_LIST", "FILES_READ", "FILES_SEARCH"]
 
@@ -108,6 +108,11 @@ def _drive(ctx: ToolContext) -> str:
     return ctx.user_path.rstrip("/") + "/drive"
 
 
+def _drive_prefixes(ctx: ToolContext) -> tuple[str, ...]:
+    """Where drive continuation links may point: this drive, or it named by id."""
+    return (_drive(ctx) + "/", "/drives/")
+
+
 def _path_segments(path: str) -> list[str]:
     parts = [part for part in path.strip("/").split("/")]
     if not path.strip("/") or any(part in ("", ".", "..") for part in parts):
@@ -154,34 +159,18 @@ def compact_item(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _shaper(ctx: ToolContext) -> ItemShaper:
-    def shape(item: Any, skipped: Skipped, path: str) -> dict[str, Any]:
-        return compact_item(
-            shape_item(
-                item,
-                ITEM_FIELDS,
-                skipped,
-                path,
-                max_chars=ctx.limits.field_chars,
-                max_items=ctx.limits.list_field_items,
-            )
-        )
-
-    return shape
-
-
 async def files_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     limit = arguments.get("limit", ctx.limits.list_items)
     return await list_result(
         ctx,
         arguments,
         key="items",
-        shape=_shaper(ctx),
+        shape=item_shaper(ctx, ITEM_FIELDS, compact_item),
         echo={"folder": arguments.get("path") or arguments.get("item_id") or "/"},
         scope="files_list",
         path=_item_path(ctx, arguments, "/children"),
         query={"$select": ITEM_SELECT, "$top": str(limit)},
-        path_prefixes=(_drive(ctx) + "/",),
+        path_prefixes=_drive_prefixes(ctx),
     )
 
 
@@ -192,12 +181,12 @@ async def files_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str,
         ctx,
         arguments,
         key="items",
-        shape=_shaper(ctx),
+        shape=item_shaper(ctx, ITEM_FIELDS, compact_item),
         echo={"query": arguments["query"]},
         scope="files_search",
         path=f"{_drive(ctx)}/root/{quote_segment(f'search(q={chr(39)}{literal}{chr(39)})')}",
         query={"$select": ITEM_SELECT, "$top": str(limit)},
-        path_prefixes=(_drive(ctx) + "/",),
+        path_prefixes=_drive_prefixes(ctx),
     )
 
 

@@ -15,9 +15,8 @@ from typing import Any
 from mfconnector.errors import GraphError
 from mfconnector.graph.cursor import decode_cursor, encode_cursor
 from mfconnector.graph.urls import build_url, is_graph_url
-from mfconnector.jsonrpc import encode_json
 from mfconnector.shaping import Skipped
-from mfconnector.tools.base import ToolContext
+from mfconnector.tools.base import ToolContext, wire_bytes
 
 __all__ = ["Page", "fetch_page", "list_result"]
 
@@ -117,7 +116,7 @@ async def list_result(
     for index, item in enumerate(page.items):
         item_skipped = Skipped()
         shaped = shape(item, item_skipped, f"{key}[{index}]")
-        size += len(encode_json(shaped)) + 1
+        size += wire_bytes(shaped) + wire_bytes(item_skipped.fields) + 2
         if kept and size > ctx.limits.result_bytes:
             break
         kept.append(shaped)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import trio
+
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
-from mfconnector.shaping import Skipped, clip_text, redact_text, shape_item
+from mfconnector.shaping import Skipped, clip_window, redact_text, shape_item
 from mfconnector.textconv import html_to_text
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import (
@@ -17,11 +19,12 @@ from mfconnector.tools.common import (
     QUERY,
     folder_segment,
     input_schema,
+    item_shaper,
     list_output_schema,
     object_output_schema,
     shape_items,
 )
-from mfconnector.tools.listing import ItemShaper, list_result
+from mfconnector.tools.listing import list_result
 
 __all__ = ["MAIL_FOLDERS", "MAIL_LIST", "MAIL_READ", "MAIL_SEARCH"]
 
@@ -126,20 +129,6 @@ def message_filter(arguments: dict[str, Any]) -> str | None:
     return " and ".join(time_terms + other_terms)
 
 
-def _shaper(ctx: ToolContext, fields: tuple[str, ...]) -> ItemShaper:
-    def shape(item: Any, skipped: Skipped, path: str) -> dict[str, Any]:
-        return shape_item(
-            item,
-            fields,
-            skipped,
-            path,
-            max_chars=ctx.limits.field_chars,
-            max_items=ctx.limits.list_field_items,
-        )
-
-    return shape
-
-
 async def mail_folders(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     parent = arguments.get("parent")
     path = f"{_user(ctx)}/mailFolders"
@@ -150,7 +139,7 @@ async def mail_folders(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str,
         ctx,
         arguments,
         key="folders",
-        shape=_shaper(ctx, FOLDER_FIELDS),
+        shape=item_shaper(ctx, FOLDER_FIELDS),
         echo={"parent": parent or "(top level)"},
         scope="mail_folders",
         path=path,
@@ -174,7 +163,7 @@ async def mail_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
         ctx,
         arguments,
         key="messages",
-        shape=_shaper(ctx, LIST_FIELDS),
+        shape=item_shaper(ctx, LIST_FIELDS),
         echo={"folder": folder},
         scope="mail_list",
         path=f"{_user(ctx)}/mailFolders/{segment}/messages",
@@ -194,13 +183,18 @@ async def mail_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         ctx,
         arguments,
         key="messages",
-        shape=_shaper(ctx, LIST_FIELDS),
+        shape=item_shaper(ctx, LIST_FIELDS),
         echo={"query": arguments["query"]},
         scope="mail_search",
         path=path,
         query={"$search": f'"{text}"', "$select": ",".join(LIST_FIELDS), "$top": str(limit)},
         path_prefixes=_prefixes(ctx),
     )
+
+
+def _readable_body(body: Any) -> tuple[str, int]:
+    """The body as text with credential links cut out, and how many were cut."""
+    return redact_text(_body_text(body))
 
 
 def _body_text(body: Any) -> str:
@@ -210,27 +204,6 @@ def _body_text(body: Any) -> str:
     if str(body.get("contentType", "")).lower() == "html":
         return html_to_text(content)
     return content
-
-
-def clip_window(
-    text: str, offset: int, limit: int, argument: str
-) -> tuple[str, dict[str, Any] | None]:
-    """``limit`` characters from ``offset``; the skipped record says how to read on."""
-    total = len(text)
-    if offset and offset >= total:
-        raise ToolInputError(
-            f"`{argument}` {offset} is past the end of the text ({total} characters)",
-            hint=f"use a {argument} below {total}",
-        )
-    window, cut = clip_text(text[offset:], limit)
-    if not cut and not offset:
-        return window, None
-    record: dict[str, Any] = {"totalChars": total, "offset": offset, "returnedChars": len(window)}
-    if offset:
-        record["charsBefore"] = offset
-    if cut:
-        record["nextOffset"] = offset + len(window)
-    return window, record
 
 
 async def mail_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -244,14 +217,15 @@ async def mail_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
     raw = answer.body if isinstance(answer.body, dict) else {}
     skipped = Skipped()
     message = shape_item(
-        raw,
+        {key: value for key, value in raw.items() if key != "body"},
         READ_FIELDS,
         skipped,
         "message",
         max_chars=ctx.limits.field_chars,
         max_items=ctx.limits.list_field_items,
     )
-    text, redactions = redact_text(_body_text(raw.get("body")))
+    # Up to 2 MB of untrusted HTML: converted off the event loop, which keeps serving.
+    text, redactions = await trio.to_thread.run_sync(_readable_body, raw.get("body"))
     if redactions:
         skipped.removed.append("message.body.content")
     offset = arguments.get("body_offset", 0)
@@ -270,8 +244,9 @@ async def mail_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
         kept = values[: ctx.limits.list_items]
         result["attachments"] = shape_items(ctx, kept, ATTACHMENT_FIELDS, skipped, "attachments")
         if len(values) > len(kept) or "@odata.nextLink" in attachments.body:
+            note = f"only the first {len(kept)} attachments can be listed through this server"
             skipped.fields.append(
-                {"path": "attachments", "keptItems": len(kept), "morePages": True}
+                {"path": "attachments", "keptItems": len(kept), "morePages": True, "note": note}
             )
     return skipped.apply(result)
 

@@ -18,11 +18,16 @@ MAX_REPORTED_ERRORS = 3
 def _validator(schema_json: str) -> Any:
     import json
 
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
 
+    # JSON Schema counts 5.0 as an integer; Python cannot slice with it or send it as $top.
+    whole_numbers_only = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    strict = validators.extend(Draft202012Validator, type_checker=whole_numbers_only)
     schema = json.loads(schema_json)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return strict(schema)
 
 
 def _describe(error: Any) -> str:
