@@ -197,7 +197,7 @@ def _tour(client: _Client, out: IO[str]) -> None:
             read, is_error = client.call("files_read", item_id=item["id"])
             out.write(f"{item['name']}:\n")
             text = read.get("content", {}).get("text", "")
-            out.write(textwrap.indent("\n".join(text.splitlines()[:8]), "  | ") + "\n")
+            out.writelines(f"  | {line}\n" for line in text.splitlines()[:8])
             out.writelines(line + "\n" for line in _skipped_lines(read, is_error))
             break
 
