@@ -65,6 +65,28 @@ def plain_context(limits: Limits = DEFAULT_LIMITS, *, allow_partial: bool = Fals
     )
 
 
+def client_context(
+    client: Any,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    mode: str = "fixtures",
+    allow_partial: bool = False,
+    tokens: Any = None,
+) -> ToolContext:
+    """A tool context around an existing GraphClient (fixture transport or loopback)."""
+
+    async def graph() -> Any:
+        return client
+
+    return ToolContext(
+        limits=limits,
+        mode=mode,
+        allow_partial=allow_partial,
+        token_provider=tokens or StaticTokenProvider("t"),
+        graph_factory=graph,
+    )
+
+
 class Session:
     def __init__(
         self,

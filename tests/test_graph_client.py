@@ -15,7 +15,7 @@ import threading
 import time
 import tracemalloc
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from email.utils import formatdate
 from pathlib import Path
@@ -69,19 +69,6 @@ class RecordingTokens:
 
     async def describe(self) -> dict[str, Any]:
         return {"signedIn": True}
-
-
-@pytest.fixture
-def graph() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as server:
-        yield server
-
-
-@pytest.fixture
-def files() -> Iterator[LoopbackServer]:
-    """A second server standing in for the pre-authenticated download host."""
-    with LoopbackServer() as server:
-        yield server
 
 
 @asynccontextmanager

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import trio
-from harness import open_session, request
+from harness import client_context, open_session, request
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.graph.client import GraphClient
@@ -20,7 +20,6 @@ from mfconnector.graph.fixtures import parse_fixtures
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, redact_text, strip_secrets
 from mfconnector.textconv import html_to_text
-from mfconnector.tools.base import ToolContext
 
 # Each of these took from seconds to minutes with the quadratic versions (a 2 MB body is
 # allowed); a generous bound catches a return of that without timing anything finely.
@@ -76,14 +75,9 @@ async def session_serving(doc: dict[str, Any]) -> AsyncIterator[Any]:
     }
     fixtures = parse_fixtures(json.dumps({"responses": [entry]}).encode())
     tokens = StaticTokenProvider("t")
-    async with GraphClient(token_provider=tokens, transport=FixtureTransport(fixtures)) as client:
-
-        async def graph() -> GraphClient:
-            return client
-
-        context = ToolContext(DEFAULT_LIMITS, "fixtures", False, tokens, graph)
-        async with open_session(context=context) as session:
-            yield session
+    client = GraphClient(token_provider=tokens, transport=FixtureTransport(fixtures))
+    async with client, open_session(context=client_context(client, tokens=tokens)) as session:
+        yield session
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import open_session, request
+from harness import client_context, open_session, request
 from idp_fake import FakeIdP
 from loopback import LoopbackServer, Reply
 
@@ -22,7 +22,6 @@ from mfconnector.auth.config import AuthConfig
 from mfconnector.auth.msal_provider import build_token_provider
 from mfconnector.graph.client import GraphClient
 from mfconnector.limits import DEFAULT_LIMITS, Limits
-from mfconnector.tools.base import ToolContext
 
 CLIENT_ID = "5f7e9c1a-3b2d-4e6f-8a9b-0c1d2e3f4a5b"
 MESSAGES_PATH = "/v1.0/me/mailFolders/inbox/messages"
@@ -72,11 +71,7 @@ async def live_session(
 ) -> AsyncIterator[Any]:
     provider = build_token_provider(config, http_client=idp)
     client = GraphClient(token_provider=provider, limits=limits, root=f"{server.url}/v1.0")
-
-    async def graph() -> GraphClient:
-        return client
-
-    context = ToolContext(limits, "live", False, provider, graph)
+    context = client_context(client, limits, mode="live", tokens=provider)
     try:
         async with open_session(context=context) as session:
             yield session

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from harness import client_context
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.graph.client import GraphClient
@@ -49,11 +50,8 @@ async def context(limits: Limits) -> AsyncIterator[ToolContext]:
         transport=FixtureTransport(parse_fixtures(fixture_file())),
     )
 
-    async def graph() -> GraphClient:
-        return client
-
     try:
-        yield ToolContext(limits, "fixtures", False, tokens, graph)
+        yield client_context(client, limits, tokens=tokens)
     finally:
         await client.aclose()
 
@@ -102,12 +100,7 @@ async def test_quotes_and_cjk_are_counted_as_they_are_sent() -> None:
     tokens = StaticTokenProvider("t")
     limits = dataclasses.replace(DEFAULT_LIMITS, result_bytes=100_000)
     async with GraphClient(token_provider=tokens, transport=FixtureTransport(fixtures)) as client:
-
-        async def graph() -> GraphClient:
-            return client
-
-        ctx = ToolContext(limits, "fixtures", False, tokens, graph)
-        result = await mail_list(ctx, {})
+        result = await mail_list(client_context(client, limits, tokens=tokens), {})
     shown = len(result["messages"])
     assert 0 < shown < 50
     assert wire_bytes(result["messages"]) <= limits.result_bytes

@@ -45,19 +45,6 @@ OUTPUT_VALIDATORS = {tool.name: Draft202012Validator(tool.output_schema) for too
 
 
 @pytest.fixture
-def graph() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as server:
-        yield server
-
-
-@pytest.fixture
-def files() -> Iterator[LoopbackServer]:
-    """The pre-authenticated download host."""
-    with LoopbackServer() as server:
-        yield server
-
-
-@pytest.fixture
 def elsewhere() -> Iterator[LoopbackServer]:
     """A host the bearer token must never reach."""
     with LoopbackServer() as server:
