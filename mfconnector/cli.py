@@ -58,9 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_serve_arguments(parser)
     _add_auth_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
-        "tour", help="run the server on the demo mailbox and show what it returns"
-    )
+    commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
     for name, text in (
         ("login", "sign in with a device code (prompt on stderr)"),
         ("logout", "remove the signed-in account from the token cache"),

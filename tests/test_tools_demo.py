@@ -996,7 +996,9 @@ async def test_message_without_attachments_asks_for_none() -> None:
         result, sent = await client.requests_during("mail_read", {"message_id": message_id})
     assert "attachments" not in result["structuredContent"]
     assert len(sent) == 1
-    assert client.transport.requests[-1].headers["prefer"] == 'outlook.body-content-type="text"'
+    assert client.transport.requests[-1].headers["prefer"] == (
+        'outlook.body-content-type="text", IdType="ImmutableId"'
+    )
 
 
 # --- files --------------------------------------------------------------------------------------

@@ -353,7 +353,7 @@ async def test_mail_read_asks_for_text_and_attachment_metadata_only(graph: Loopb
         result = await tools.call("mail_read", {"message_id": "AAMkAGI2-read-0001="})
     data = result["structuredContent"]
     message, attachments = graph.requests
-    assert message.header("prefer") == 'outlook.body-content-type="text"'
+    assert message.header("prefer") == 'outlook.body-content-type="text", IdType="ImmutableId"'
     assert "body" in query_of(message)["$select"].split(",")
     selected = query_of(attachments)["$select"].split(",")
     assert "contentBytes" not in selected and "name" in selected
@@ -801,3 +801,15 @@ async def test_a_full_page_of_cjk_messages_still_fits_one_reply(graph: LoopbackS
             request(1, "tools/call", {"name": "mail_list", "arguments": {}})
         )
     assert "result" in reply, reply.get("error")
+
+
+async def test_mail_lists_ask_for_immutable_ids_on_every_page(graph: LoopbackServer) -> None:
+    """Ids from a list must stay readable after a move, on the first page and the next."""
+    path = "/v1.0/me/mailFolders/inbox/messages"
+    graph_collection(graph, path, messages(51))
+    async with tools_on(graph) as tools:
+        first = await tools.data("mail_list", {})
+        await tools.data("mail_list", {"cursor": first["skipped"]["items"]["cursor"]})
+    sent = graph.requests_to(path)
+    assert len(sent) == 2
+    assert all(request.header("prefer") == 'IdType="ImmutableId"' for request in sent)

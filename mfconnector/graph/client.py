@@ -292,11 +292,13 @@ class GraphClient:
             url, lambda: self._graph_call(url, headers, self._json_answer, _SUCCESS)
         )
 
-    async def get_json_url(self, url: str) -> GraphResponse:
+    async def get_json_url(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> GraphResponse:
         """GET a continuation URL (a nextLink); refused unless it is under the Graph root."""
         url = self._graph_url(url)
         return await self._within_deadline(
-            url, lambda: self._graph_call(url, None, self._json_answer, _SUCCESS)
+            url, lambda: self._graph_call(url, headers, self._json_answer, _SUCCESS)
         )
 
     async def download(

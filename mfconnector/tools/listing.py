@@ -77,6 +77,7 @@ async def fetch_page(
     limit: int,
     cursor: str | None,
     path_prefixes: Sequence[str],
+    headers: Mapping[str, str] | None = None,
 ) -> Page:
     """Fetch the first page (or the page a cursor names) and keep at most ``limit`` items."""
     graph = await ctx.graph()
@@ -85,10 +86,10 @@ async def fetch_page(
             cursor, scope=scope, root=graph.root, path_prefixes=path_prefixes
         )
         url, skip = continuation.url, continuation.skip
-        answer = await graph.get_json_url(url)
+        answer = await graph.get_json_url(url, headers=headers)
     else:
         url, skip = build_url(graph.root, path, query), 0
-        answer = await graph.get_json(path, query=query)
+        answer = await graph.get_json(path, query=query, headers=headers)
     remaining = _graph_value(answer.body)[skip:]
     link = answer.body.get("@odata.nextLink")
     next_link = link if isinstance(link, str) and is_graph_url(link, graph.root) else None
