@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from mfconnector.errors import INVALID_REQUEST, PARSE_ERROR
+from mfconnector.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 
 __all__ = [
     "ClientResponse",
@@ -65,12 +65,18 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _finite_float(text: str) -> float:
-    """``1e999`` is valid JSON text but overflows to infinity, which JSON cannot carry."""
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"number {text[:40]} is out of range")
-    return value
+class _OverflowWatch:
+    """``1e999`` is valid JSON text but overflows to infinity, which JSON cannot carry:
+    the line still parses (so the request keeps its id), and is refused as invalid params."""
+
+    def __init__(self) -> None:
+        self.overflowed = False
+
+    def __call__(self, text: str) -> float:
+        value = float(text)
+        if math.isinf(value):
+            self.overflowed = True
+        return value
 
 
 def _valid_id(value: Any) -> bool:
@@ -105,14 +111,22 @@ def parse_line(line: bytes) -> Message | None:
     if not text.strip():
         return None
     try:
-        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        watch = _OverflowWatch()
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=watch)
     except RecursionError:
         return Invalid(error_response(None, PARSE_ERROR, "Parse error: JSON nested too deeply"))
     except ValueError as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         return Invalid(error_response(None, PARSE_ERROR, f"Parse error: {detail}{where}"))
-    return classify(obj)
+    message = classify(obj)
+    if watch.overflowed:
+        if isinstance(message, Request):
+            text = "Invalid params: a number is out of range (it overflows to infinity)"
+            return Invalid(error_response(message.id, INVALID_PARAMS, text))
+        if isinstance(message, (Notification, ClientResponse)):
+            return None
+    return message
 
 
 def classify(obj: Any) -> Message:

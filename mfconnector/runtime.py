@@ -48,6 +48,9 @@ class StdoutClosed(Exception):
 @dataclass
 class _InFlight:
     scope: trio.CancelScope | None = None
+    """The whole request, work and reply: what a client's cancel stops."""
+    work: trio.CancelScope | None = None
+    """The tool call alone: what the shutdown grace period stops."""
     cancelled: bool = False
 
 
@@ -174,8 +177,8 @@ class Runtime:
         now = trio.current_time()
         self._shutdown_deadline = now + self._limits.eof_grace_seconds
         for state in self._pending.values():
-            if state.scope is not None:
-                state.scope.deadline = min(state.scope.deadline, self._shutdown_deadline)
+            if state.work is not None:
+                state.work.deadline = min(state.work.deadline, self._shutdown_deadline)
         if self._session_scope is not None:
             self._session_scope.deadline = (
                 self._shutdown_deadline + self._limits.shutdown_flush_seconds
@@ -213,7 +216,8 @@ class Runtime:
 
         The request stays registered until its reply is handed to the writer, so a
         ``notifications/cancelled`` that arrives while the writer is stalled still means
-        nothing more is said for it.
+        nothing more is said for it. The grace period at shutdown bounds only the work: a
+        reply that is ready is still delivered.
         """
         request = call.request
         key = _key(request.id)
@@ -221,25 +225,27 @@ class Runtime:
         if state is None or state.cancelled:
             self._pending.pop(key, None)
             return
-        state.scope = trio.CancelScope(deadline=self._shutdown_deadline)
+        state.scope = trio.CancelScope()
+        state.work = trio.CancelScope(deadline=self._shutdown_deadline)
         try:
             with state.scope:
-                try:
-                    reply = await self._server.call_tool(call)
-                except Exception:
-                    log.exception("unexpected failure while handling %s", request.method[:100])
-                    reply = Reply(error_response(request.id, INTERNAL_ERROR, "Internal error"))
+                reply: Reply | None = None
+                with state.work:
+                    try:
+                        reply = await self._server.call_tool(call)
+                    except Exception:
+                        log.exception("unexpected failure in %s", request.method[:100])
+                        reply = Reply(error_response(request.id, INTERNAL_ERROR, "Internal error"))
+                if reply is None:
+                    message = (
+                        "Internal error: the server is shutting down and the request did not "
+                        f"finish within the {self._limits.eof_grace_seconds:g} s grace period"
+                    )
+                    reply = Reply(error_response(request.id, INTERNAL_ERROR, message))
                 for data in self._encode_reply(request, reply):
                     await outbox.send(data)
-                return
         finally:
             self._pending.pop(key, None)
-        if not state.cancelled:
-            message = (
-                f"Internal error: the server is shutting down and the request did not finish "
-                f"within the {self._limits.eof_grace_seconds:g} s grace period"
-            )
-            await outbox.send(encode(error_response(request.id, INTERNAL_ERROR, message)))
 
     def _encode_reply(self, request: Request, reply: Reply) -> list[bytes]:
         out = [encode(notification) for notification in reply.notifications]
@@ -250,7 +256,11 @@ class Runtime:
         return out
 
     def _encode_bounded(self, request: Request, response: dict[str, Any]) -> bytes:
-        data = encode(response)
+        try:
+            data = encode(response)
+        except (TypeError, ValueError):
+            log.exception("reply to %s could not be encoded", request.method[:100])
+            return encode(error_response(request.id, INTERNAL_ERROR, "Internal error"))
         if len(data) > self._limits.response_bytes:
             log.error("reply to %s was %d bytes, over the limit", request.method[:100], len(data))
             limit = self._limits.response_bytes

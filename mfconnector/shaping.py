@@ -42,6 +42,11 @@ def is_secret_key(key: str) -> bool:
 URL_PATTERN = re.compile(r"[a-z][a-z0-9+.-]{0,31}://[^\s<>\"']+", re.IGNORECASE)
 """A bounded scheme keeps the scan linear on untrusted text (a long run of letters)."""
 REDACTED = "[pre-authenticated link removed]"
+ENCODED_URL_PATTERN = re.compile(r"[a-z][a-z0-9+.-]{0,31}%3a%2f%2f[^\s<>\"']+", re.IGNORECASE)
+"""A link wrapped inside another one (Outlook Safe Links' ``?url=https%3A%2F%2F...``)."""
+CREDENTIAL_PARAM = re.compile(r"\b(?:tempauth|access_token)(?:=|%3d)[^\s&\"'<>]+", re.IGNORECASE)
+"""A credential left over where a link was cut short (a quote inside it, say)."""
+CREDENTIAL_REMOVED = "[credential removed]"
 
 
 def _has_secret_marker(value: str) -> bool:
@@ -70,9 +75,18 @@ def redact_text(text: str) -> tuple[str, int]:
             return REDACTED
         return match.group(0)
 
-    if "://" not in text:
+    lowered = text.lower()
+    if not any(hint in lowered for hint in ("://", "%3a%2f%2f", "tempauth", "access_token")):
         return text, 0
-    return URL_PATTERN.sub(replace, text), count
+    text = URL_PATTERN.sub(replace, text)
+    text = ENCODED_URL_PATTERN.sub(replace, text)
+
+    def drop_param(match: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return CREDENTIAL_REMOVED
+
+    return CREDENTIAL_PARAM.sub(drop_param, text), count
 
 
 @dataclass

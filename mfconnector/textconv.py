@@ -8,7 +8,9 @@ The body is untrusted and up to 2 MB, and Python's ``HTMLParser`` rescans unfini
 constructs (``<a<a<a…``, an unclosed ``<!--``), which is quadratic. ``_defuse`` first makes
 every ``<`` either the start of a tag that closes before the next ``<`` or a literal
 ``&lt;``, in one linear pass, so the parser never has an unfinished construct to rescan.
-Anything the parser still rejects falls back to a linear tag strip.
+Declarations other than a doctype (CDATA, ``<![if mso]>``) are dropped up to the next
+``>``, as HTML5 reads them. Anything the parser still rejects falls back to a linear tag
+strip.
 """
 
 from __future__ import annotations
@@ -65,6 +67,13 @@ def _defuse(markup: str) -> str:
             if next_comment_end >= 0:
                 pos = next_comment_end + 3
                 continue
+        elif markup.startswith("<!", lt) and not markup.startswith("<!doctype", lt, lt + 9):
+            # CDATA, <![if ...]> and other declarations: a bogus comment up to the next
+            # ">", as HTML5 reads them (the stdlib would scan for "]]>" each time).
+            if next_gt != -1 and next_gt < lt + 1:
+                next_gt = markup.find(">", lt + 1)
+            pos = next_gt + 1 if next_gt >= 0 else len(markup)
+            continue
         else:
             if next_gt != -1 and next_gt < lt + 1:
                 next_gt = markup.find(">", lt + 1)

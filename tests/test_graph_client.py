@@ -1103,3 +1103,14 @@ def test_parse_json_strict_accepts(data: bytes, parsed: Any) -> None:
 def test_parse_json_strict_refuses(data: bytes) -> None:
     with pytest.raises(GraphError, match=r"^invalid JSON from Graph"):
         parse_json_strict(data)
+
+
+async def test_an_overflowing_number_from_graph_is_invalid_json(graph: LoopbackServer) -> None:
+    """1e999 would become infinity, which no reply could carry: refused at the parse."""
+    graph.route(
+        "GET", "/v1.0/me", Reply(200, [("Content-Type", "application/json")], b'{"a": 1e999}')
+    )
+    async with GraphClient(token_provider=RecordingTokens(), root=f"{graph.url}/v1.0") as client:
+        with pytest.raises(GraphError) as caught:
+            await client.get_json("/me")
+    assert "not valid JSON" in caught.value.message

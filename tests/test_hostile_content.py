@@ -29,6 +29,8 @@ HOSTILE_HTML = {
     "unclosed comments": "<!--" * 150_000,
     "bad marked section": "<p>hello <![ world</p>" * 20_000,
     "unclosed quotes": '<a b="' * 100_000,
+    "unclosed CDATA": "<![CDATA[>" * 190_000,
+    "conditional sections": "<![if x>" * 240_000,
 }
 HOSTILE_TEXT = "a" * 500_000 + " see http://example.com/x"
 
@@ -40,7 +42,10 @@ def test_hostile_html_converts_without_error(name: str) -> None:
 
 
 def test_malformed_markup_keeps_its_words() -> None:
-    assert html_to_text("<p>hello <![ world</p>") == "hello <![ world"
+    # A declaration that is not a doctype is a bogus comment up to the next ">" (HTML5).
+    assert html_to_text("<p>hello <![ world</p>") == "hello"
+    assert html_to_text("<p>a</p><![if !supportLists]>- <![endif]>item") == "a\n- item"
+    assert html_to_text("<![CDATA[ a < b ]]>shown") == "shown"
     assert html_to_text("<b>x</b> &amp; <a<b>y") == "x & <ay"
     assert html_to_text("<!-- hidden --><p>shown</p><script>evil()</script>") == "shown"
 
@@ -59,7 +64,9 @@ def test_redaction_handles_long_runs_and_encoded_links() -> None:
     assert count == 1 and "tempauth" not in redacted
     encoded = "link: https%3A%2F%2Fcontoso.sharepoint.com%2Fa%3Ftempauth%3DSECRET"
     skipped = Skipped()
-    assert strip_secrets({"subject": encoded}, skipped, "m") == {}
+    assert strip_secrets({"subject": encoded}, skipped, "m") == {
+        "subject": "link: [pre-authenticated link removed]"
+    }
     assert skipped.removed == ["m.subject"]
 
 
@@ -104,3 +111,17 @@ async def test_a_hostile_body_is_read_and_other_requests_are_served(body: dict[s
     result = replies[1]["result"]
     assert result["isError"] is True  # clipped at 10,000 characters: incomplete
     assert result["structuredContent"]["skipped"]["text"]["nextOffset"] == DEFAULT_LIMITS.body_chars
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "body https%3A%2F%2Fcontoso.sharepoint.com%2Fd.aspx%3FId%3D1%26tempauth%3DSECRET end",
+        "see https://h/x?x='a'&tempauth=SECRET ok",
+        "go https://nam.safelinks.protection.outlook.com/?url=https%3A%2F%2Fh%2Fa%3Ftempauth%3DSECRET&d=x",
+        "token: access_token=SECRET;",
+    ],
+)
+def test_credentials_in_body_text_are_removed_however_they_are_written(text: str) -> None:
+    redacted, count = redact_text(text)
+    assert count >= 1 and "SECRET" not in redacted

@@ -25,7 +25,7 @@ def reply_of(line: bytes) -> dict[str, Any]:
         (b"\xff\xfe{}", -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":NaN}', -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":-Infinity}', -32700, None),
-        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":1e999}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":1e999}', -32602, 1),
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":' + b"9" * 5000 + b"}", -32700, None),
         (b"[" * 100_000, -32700, None),
         (b"[]", -32600, None),
@@ -79,3 +79,7 @@ def test_arbitrary_bytes_never_crash_the_parser(line: bytes) -> None:
     assert message is None or isinstance(message, (Request, Notification, ClientResponse, Invalid))
     if isinstance(message, Invalid):
         encode(message.reply)
+
+
+def test_an_overflowing_number_in_a_notification_is_dropped_silently() -> None:
+    assert parse_line(b'{"jsonrpc":"2.0","method":"notifications/x","params":{"a":-1e999}}') is None

@@ -268,3 +268,39 @@ async def test_a_cancel_that_arrives_while_stdout_is_stalled_still_silences_the_
         await to_server.aclose()
     ids = [json.loads(line)["id"] for line in bytes(written).splitlines()]
     assert ids == [1, 2]
+
+
+async def test_a_reply_ready_before_the_grace_period_ends_is_delivered_late(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """The grace period bounds the work, not the wait for a slow reader of stdout."""
+    limits = dataclasses.replace(DEFAULT_LIMITS, outbox_depth=1, eof_grace_seconds=1.0)
+
+    async def quick(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    to_server, server_in = trio.testing.memory_stream_one_way_pair()
+    stdout = CloggedStdout()
+    written = bytearray()
+
+    async def send_all(data: bytes) -> None:
+        await stdout.unclog.wait()
+        written.extend(data)
+
+    stdout.send_all = send_all  # type: ignore[method-assign]
+    server = McpServer([tool("quick", quick)], plain_context(limits))
+
+    async def unclog_after_the_grace_period() -> None:
+        await trio.sleep(limits.eof_grace_seconds + 1.0)
+        stdout.unclog.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Runtime(server, limits).serve, server_in, stdout)
+        for request_id in (1, 2, 3):
+            await to_server.send_all(json.dumps(call(request_id, "quick")).encode() + b"\n")
+            await trio.testing.wait_all_tasks_blocked()
+        await to_server.aclose()
+        nursery.start_soon(unclog_after_the_grace_period)
+    replies = [json.loads(line) for line in bytes(written).splitlines()]
+    assert sorted(reply["id"] for reply in replies) == [1, 2, 3]
+    assert all(reply["result"]["structuredContent"] == {"ok": True} for reply in replies)

@@ -25,6 +25,7 @@ from mcp_schemas import assert_valid
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.graph.client import GraphClient
+from mfconnector.graph.cursor import encode_cursor
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import ToolContext
@@ -813,3 +814,14 @@ async def test_mail_lists_ask_for_immutable_ids_on_every_page(graph: LoopbackSer
     sent = graph.requests_to(path)
     assert len(sent) == 2
     assert all(request.header("prefer") == 'IdType="ImmutableId"' for request in sent)
+
+
+async def test_a_cursor_into_another_drive_is_refused(graph: LoopbackServer) -> None:
+    """Cursors are not signed: a forged one must not reach drives beyond the user's own."""
+    forged = encode_cursor(
+        scope="files_list", url=f"{graph.url}/v1.0/drives/b!someone-else/root/children"
+    )
+    async with tools_on(graph) as tools:
+        error = await tools.error("files_list", {"cursor": forged})
+    assert error["kind"] == "invalid_input" and error["hint"]
+    assert graph.requests == []

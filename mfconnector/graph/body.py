@@ -15,6 +15,7 @@ Two readers share that machinery:
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -283,10 +284,19 @@ def decode_utf8_strict(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def finite_float(text: str) -> float:
+    """A JSON number as a float, refusing one that overflows to infinity."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("number out of range")
+    return value
+
+
 def parse_json_text(text: str) -> Any:
-    """Standard JSON only: NaN and Infinity are refused, and so is absurd nesting."""
+    """Standard JSON only: NaN, Infinity and overflowing numbers (``1e999``) are refused,
+    and so is absurd nesting: none of them could be sent on to the client."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
     except RecursionError:
         raise _invalid_json("nested too deeply") from None
     except ValueError:  # JSONDecodeError, NaN/Infinity, integers past Python's digit limit

@@ -61,7 +61,7 @@ _BEARER_RE = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}")
 _REDACT_PARAM_RE = re.compile(r"(?i)[^\s\"'<>]{0,64}(?:tempauth|sig|code|token)=[^\s\"'<>&]*")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _CHALLENGE_PARAM_RE = re.compile(
-    r'([A-Za-z_][A-Za-z0-9_\-]{0,63})[ \t]{0,8}=[ \t]{0,8}("(?:[^"\\]|\\.){0,4096}"|[^\s,]{1,4096})'
+    r'([A-Za-z_][A-Za-z0-9_\-]{0,63})[ \t]{0,8}=[ \t]{0,8}("(?:[^"\\]|\\.){0,8192}"|[^\s,]{1,8192})'
 )
 """Bounded pieces, and a header cut to CHALLENGE_CHARS: linear on a hostile header."""
 CHALLENGE_CHARS = 8_192

@@ -109,8 +109,12 @@ def _drive(ctx: ToolContext) -> str:
 
 
 def _drive_prefixes(ctx: ToolContext) -> tuple[str, ...]:
-    """Where drive continuation links may point: this drive, or it named by id."""
-    return (_drive(ctx) + "/", "/drives/")
+    """Where drive continuation links may point: this user's own drive, nothing wider.
+
+    Cursors are not signed, so a prefix like ``/drives/`` would let a forged cursor send
+    the token to anyone's drive the grant can reach.
+    """
+    return (_drive(ctx) + "/",)
 
 
 def _path_segments(path: str) -> list[str]:

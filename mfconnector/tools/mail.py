@@ -231,7 +231,9 @@ async def mail_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
         max_items=ctx.limits.list_field_items,
     )
     # Up to 2 MB of untrusted HTML: converted off the event loop, which keeps serving.
-    text, redactions = await trio.to_thread.run_sync(_readable_body, raw.get("body"))
+    text, redactions = await trio.to_thread.run_sync(
+        _readable_body, raw.get("body"), abandon_on_cancel=True
+    )
     if redactions:
         skipped.removed.append("message.body.content")
     offset = arguments.get("body_offset", 0)
