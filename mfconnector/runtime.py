@@ -106,15 +106,26 @@ class Runtime:
         framer = LineFramer(self._limits.line_bytes)
         async with inbox, outbox:
             with self._reader_scope:
-                while True:
-                    data = await receive.receive_some(self._limits.read_chunk_bytes)
-                    if not data:
-                        for event in framer.close():
+                try:
+                    while True:
+                        data = await self._receive(receive)
+                        if not data:
+                            for event in framer.close():
+                                await self._route(event, inbox, outbox)
+                            break
+                        for event in framer.feed(data):
                             await self._route(event, inbox, outbox)
-                        break
-                    for event in framer.feed(data):
-                        await self._route(event, inbox, outbox)
+                except trio.BrokenResourceError:
+                    return  # the writer is gone (stdout closed): nothing more can be said
             self._begin_shutdown()
+
+    async def _receive(self, receive: trio.abc.ReceiveStream) -> bytes | bytearray:
+        """The next chunk of input; an input stream that breaks counts as its end."""
+        try:
+            return await receive.receive_some(self._limits.read_chunk_bytes)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            log.info("stdin failed; treating it as end of input")
+            return b""
 
     async def _route(
         self,
@@ -209,7 +220,10 @@ class Runtime:
     ) -> None:
         async with inbox, outbox:
             async for call in inbox:
-                await self._run_one(call, outbox)
+                try:
+                    await self._run_one(call, outbox)
+                except trio.BrokenResourceError:
+                    return  # the writer is gone (stdout closed): nothing more can be said
 
     async def _run_one(self, call: ToolCall, outbox: trio.MemorySendChannel[bytes]) -> None:
         """Run one tool call and send its reply, both inside the request's cancel scope.
