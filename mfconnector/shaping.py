@@ -47,6 +47,8 @@ ENCODED_URL_PATTERN = re.compile(r"[a-z][a-z0-9+.-]{0,31}%3a%2f%2f[^\s<>\"']+", 
 CREDENTIAL_PARAM = re.compile(r"\b(?:tempauth|access_token)(?:=|%3d)[^\s&\"'<>]+", re.IGNORECASE)
 """A credential left over where a link was cut short (a quote inside it, say)."""
 CREDENTIAL_REMOVED = "[credential removed]"
+TEXT_HINTS = ("://", "%3a%2f%2f", "tempauth", "access_token")
+"""Cheap substring checks: text without any of these has nothing ``redact_text`` removes."""
 
 
 def _has_secret_marker(value: str) -> bool:
@@ -76,7 +78,7 @@ def redact_text(text: str) -> tuple[str, int]:
         return match.group(0)
 
     lowered = text.lower()
-    if not any(hint in lowered for hint in ("://", "%3a%2f%2f", "tempauth", "access_token")):
+    if not any(hint in lowered for hint in TEXT_HINTS):
         return text, 0
     text = URL_PATTERN.sub(replace, text)
     text = ENCODED_URL_PATTERN.sub(replace, text)

@@ -50,6 +50,10 @@ def sleeper(seconds: float) -> Tool:
     return tool(f"sleep_{seconds:g}", handler)
 
 
+async def quick(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True}
+
+
 def call(request_id: Any, name: str) -> dict[str, Any]:
     return request(request_id, "tools/call", {"name": name, "arguments": {}})
 
@@ -175,10 +179,15 @@ class CloggedStdout(trio.abc.SendStream):
     def __init__(self) -> None:
         self.unclog = trio.Event()
         self.lines = 0
+        self.written = bytearray()
 
     async def send_all(self, data: bytes) -> None:
         await self.unclog.wait()
         self.lines += data.count(b"\n")
+        self.written.extend(data)
+
+    def ids(self) -> list[Any]:
+        return [json.loads(line)["id"] for line in bytes(self.written).splitlines()]
 
     async def wait_send_all_might_not_block(self) -> None:
         await self.unclog.wait()
@@ -241,18 +250,8 @@ async def test_a_cancel_that_arrives_while_stdout_is_stalled_still_silences_the_
     """C2 (stdio): after notifications/cancelled nothing more is sent for that request."""
     limits = dataclasses.replace(DEFAULT_LIMITS, outbox_depth=1)
 
-    async def quick(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True}
-
     to_server, server_in = trio.testing.memory_stream_one_way_pair()
     stdout = CloggedStdout()
-    written = bytearray()
-
-    async def send_all(data: bytes) -> None:
-        await stdout.unclog.wait()
-        written.extend(data)
-
-    stdout.send_all = send_all  # type: ignore[method-assign]
     server = McpServer([tool("quick", quick)], plain_context(limits))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(Runtime(server, limits).serve, server_in, stdout)
@@ -266,8 +265,7 @@ async def test_a_cancel_that_arrives_while_stdout_is_stalled_still_silences_the_
         await trio.testing.wait_all_tasks_blocked()
         stdout.unclog.set()
         await to_server.aclose()
-    ids = [json.loads(line)["id"] for line in bytes(written).splitlines()]
-    assert ids == [1, 2]
+    assert stdout.ids() == [1, 2]
 
 
 async def test_a_reply_ready_before_the_grace_period_ends_is_delivered_late(
@@ -276,18 +274,8 @@ async def test_a_reply_ready_before_the_grace_period_ends_is_delivered_late(
     """The grace period bounds the work, not the wait for a slow reader of stdout."""
     limits = dataclasses.replace(DEFAULT_LIMITS, outbox_depth=1, eof_grace_seconds=1.0)
 
-    async def quick(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True}
-
     to_server, server_in = trio.testing.memory_stream_one_way_pair()
     stdout = CloggedStdout()
-    written = bytearray()
-
-    async def send_all(data: bytes) -> None:
-        await stdout.unclog.wait()
-        written.extend(data)
-
-    stdout.send_all = send_all  # type: ignore[method-assign]
     server = McpServer([tool("quick", quick)], plain_context(limits))
 
     async def unclog_after_the_grace_period() -> None:
@@ -301,6 +289,6 @@ async def test_a_reply_ready_before_the_grace_period_ends_is_delivered_late(
             await trio.testing.wait_all_tasks_blocked()
         await to_server.aclose()
         nursery.start_soon(unclog_after_the_grace_period)
-    replies = [json.loads(line) for line in bytes(written).splitlines()]
+    replies = [json.loads(line) for line in bytes(stdout.written).splitlines()]
     assert sorted(reply["id"] for reply in replies) == [1, 2, 3]
     assert all(reply["result"]["structuredContent"] == {"ok": True} for reply in replies)

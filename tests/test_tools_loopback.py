@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 import pytest
 import trio
-from harness import MODERN, open_session, request
+from harness import MODERN, client_context, open_session, request
 from jsonschema import Draft202012Validator
 from loopback import LoopbackServer, RecordedRequest, Reply
 from mcp_schemas import assert_valid
@@ -28,7 +28,6 @@ from mfconnector.graph.client import GraphClient
 from mfconnector.graph.cursor import encode_cursor
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools import ALL_TOOLS
-from mfconnector.tools.base import ToolContext
 
 FAST = dataclasses.replace(
     DEFAULT_LIMITS,
@@ -101,16 +100,7 @@ async def tools_on(
         root=f"{server.url}/v1.0", token_provider=tokens, limits=limits, transport=None
     )
 
-    async def factory() -> GraphClient:
-        return client
-
-    ctx = ToolContext(
-        limits=limits,
-        mode="live",
-        allow_partial=allow_partial,
-        token_provider=tokens,
-        graph_factory=factory,
-    )
+    ctx = client_context(client, limits, mode="live", allow_partial=allow_partial, tokens=tokens)
     with trio.fail_after(TEST_SECONDS):
         async with client, open_session(context=ctx, limits=limits) as session:
             yield Caller(session, allow_partial)
