@@ -79,5 +79,29 @@ class Limits:
     tools_list_bytes: int = 8_192
     """Budget for the compact JSON of the whole ``tools`` array of ``tools/list``."""
 
+    # --- acting on mail (write, delete and send gates) ---------------------------------
+    tools_list_all_gates_bytes: int = 11_742
+    """Budget for the ``tools`` array with every gate on (the seed's figure for its 25
+    operations, without files)."""
+    draft_attachments: int = 20
+    """Most attachments on a draft created here."""
+    draft_attachments_bytes: int = 3_000_000
+    """Most decoded attachment bytes on a draft created here, all attachments together
+    (Graph's limit for one simple attachment upload)."""
+    draft_recipients: int = 100
+    """Most recipients (To, Cc and Bcc together) on a draft created or changed here."""
+    preview_bytes: int = 800_000
+    """Most wire bytes of a complete draft or send preview. Previews are never clipped: a
+    larger message is refused with nothing prepared."""
+    preparation_seconds: int = 900
+    """How long a prepared message may be confirmed (15 minutes)."""
+    outcome_retention_seconds: int = 7 * 86_400
+    """How long send claims and outcomes are kept in the state file (7 days)."""
+    claim_orphan_seconds: float = 180.0
+    """A claim older than this with no recorded outcome was interrupted: it reads
+    ``unknown`` (never resent)."""
+    state_busy_seconds: float = 5.0
+    """Longest wait for another process holding the state file's write lock."""
+
 
 DEFAULT_LIMITS = Limits()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,8 +78,15 @@ def _error_reply(request: Request, error: ProtocolError) -> Reply:
 class McpServer:
     """Serves ``server/discover``, the legacy handshake, ``tools/list`` and ``tools/call``."""
 
-    def __init__(self, tools: Sequence[Tool], context: ToolContext) -> None:
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        context: ToolContext,
+        hidden: Mapping[str, ToolError] | None = None,
+    ) -> None:
         self._tools = {tool.name: tool for tool in tools}
+        self._hidden = dict(hidden or {})
+        """Known tools the operator left off: a call answers their error, not -32602."""
         self._definitions = [tool.definition() for tool in tools]
         self._schemas = {tool.name: json.dumps(tool.input_schema, sort_keys=True) for tool in tools}
         self._context = context
@@ -219,6 +226,8 @@ class McpServer:
         if not isinstance(arguments, dict):
             raise ProtocolError(INVALID_PARAMS, "tools/call params.arguments must be an object")
         tool = self._tools.get(name)
+        if tool is None and name in self._hidden:
+            return error_result(self._hidden[name])
         if tool is None:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
         problems = argument_errors(self._schemas[name], arguments)

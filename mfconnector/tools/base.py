@@ -14,6 +14,7 @@ from mfconnector.limits import Limits
 if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.writes.setup import WriteSetup
 
 __all__ = [
     "READ_ONLY",
@@ -45,6 +46,8 @@ class ToolContext:
     graph_factory: GraphFactory
     user_path: str = "/me"
     source: str | None = None
+    writes: WriteSetup | None = None
+    """Gates, state store and caches of the acting tools; None when every gate is off."""
 
     async def graph(self) -> GraphClient:
         return await self.graph_factory()
@@ -61,13 +64,13 @@ class Tool:
     title: str
     description: str
     input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
     handler: Handler
     annotations: dict[str, Any] = field(default_factory=lambda: dict(READ_ONLY))
 
     def definition(self) -> dict[str, Any]:
         """The ``Tool`` object of ``tools/list``; identical in every era (26/tools)."""
-        return {
+        definition = {
             "name": self.name,
             "title": self.title,
             "description": self.description,
@@ -75,6 +78,9 @@ class Tool:
             "outputSchema": self.output_schema,
             "annotations": {"title": self.title, **self.annotations},
         }
+        if self.output_schema is None:
+            del definition["outputSchema"]
+        return definition
 
 
 def _text(payload: Any) -> str:

@@ -1,0 +1,216 @@
+"""What every acting tool does before its first request, and how its failures read.
+
+Order: the gate (a hidden tool can still be called by name), the chosen action's own
+fields (unknown, irrelevant or missing ones fail here; nulls already failed the schema),
+the token's permissions, then the work. Any failure becomes a ``WriteError`` with a
+stable ``error_code``; a multi-request operation reports what it did and did not do.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mfconnector.errors import ToolError
+from mfconnector.tools.base import ToolContext
+from mfconnector.tools.common import GRAPH_WELL_KNOWN_FOLDERS, MIN_ID_CHARS
+from mfconnector.writes.errors import WriteError, as_write_error
+from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
+
+__all__ = [
+    "ACTING",
+    "DESTRUCTIVE",
+    "SENDING",
+    "Action",
+    "Progress",
+    "acting_handler",
+    "check_id",
+    "check_shapes",
+    "decode_attachments",
+    "folder_target",
+]
+
+ACTING: dict[str, Any] = {"destructiveHint": False, "openWorldHint": False}
+"""Not read-only, not destructive, not idempotent, not open world. MCP's defaults are
+readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true, so only
+the hints that differ are sent (the discovery budget counts every byte)."""
+DESTRUCTIVE: dict[str, Any] = {"openWorldHint": False}
+SENDING: dict[str, Any] = {}
+"""Destructive and open world: every hint is MCP's default."""
+_ID = re.compile(r"^[A-Za-z0-9_=+/!.-]{1,1024}$")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One action: the fields it needs, the fields it may take, and the work."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    run: Callable[[ToolContext, WriteSetup, dict[str, Any], Progress], Awaitable[dict[str, Any]]]
+    scopes: tuple[str, ...] = ("Mail.ReadWrite",)
+
+
+@dataclass
+class Progress:
+    """What a multi-request operation has done so far, for a partial outcome."""
+
+    done: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    writing: bool = False
+    """True while a request that may change the mailbox is in flight."""
+
+    def plan(self, *steps: str) -> None:
+        self.pending = list(steps)
+
+    def did(self, step: str, **facts: Any) -> None:
+        self.done.append(step)
+        if step in self.pending:
+            self.pending.remove(step)
+        self.facts.update(facts)
+
+    def outcome(self) -> dict[str, Any] | None:
+        if not self.done:
+            return None
+        return {"done": list(self.done), "not_done": list(self.pending), **self.facts}
+
+
+def _field_error(message: str, hint: str) -> WriteError:
+    return WriteError("invalid_arguments", message, hint=hint)
+
+
+def check_fields(name: str, arguments: Mapping[str, Any], actions: Mapping[str, Action]) -> Action:
+    """The chosen action, once its arguments are exactly its own."""
+    action_name = arguments.get("action")
+    key = action_name if isinstance(action_name, str) else ""
+    action = actions.get(key)
+    if action is None:
+        raise _field_error(
+            f"{name} needs `action`, one of {', '.join(actions)}", "add the action and call again"
+        )
+    allowed = {"action", *action.required, *action.optional}
+    extra = sorted(set(arguments) - allowed)
+    if extra:
+        raise _field_error(
+            f"`{key}` does not take {', '.join(f'`{e}`' for e in extra)}; nothing was done",
+            f"`{key}` takes: {', '.join(sorted(allowed - {'action'}))}",
+        )
+    missing = [f for f in action.required if f not in arguments]
+    if missing:
+        raise _field_error(
+            f"`{key}` needs {', '.join(f'`{m}`' for m in missing)}; nothing was done",
+            f"`{key}` takes: {', '.join(sorted(allowed - {'action'}))}",
+        )
+    return action
+
+
+_HEX = {"source_digest": 64, "confirmed_digest": 64, "prepared_id": 32}
+_STRING_LISTS = ("to", "cc", "bcc", "categories_add", "categories_remove")
+_ATTACHMENT_KEYS = {"name": True, "content_base64": True, "content_type": False}
+_LIST_ITEM_CHARS = 320
+
+
+def check_shapes(arguments: Mapping[str, Any]) -> None:
+    """What the compact schemas leave to code: list items, attachment objects, hex ids."""
+    for name, digits in _HEX.items():
+        value = arguments.get(name)
+        if value is not None and not re.fullmatch(f"[0-9a-f]{{{digits}}}", value):
+            raise _field_error(
+                f"`{name}` must be {digits} lowercase hex digits",
+                "pass it exactly as the previous result gave it",
+            )
+    for name in _STRING_LISTS:
+        for index, item in enumerate(arguments.get(name, ())):
+            if not isinstance(item, str) or not 0 < len(item) <= _LIST_ITEM_CHARS:
+                raise _field_error(
+                    f"`{name}[{index}]` must be a non-empty string of at most "
+                    f"{_LIST_ITEM_CHARS} characters",
+                    "pass plain strings",
+                )
+    for index, item in enumerate(arguments.get("attachments", ())):
+        keys = set(item) if isinstance(item, dict) else set()
+        required = {k for k, needed in _ATTACHMENT_KEYS.items() if needed}
+        if (
+            not isinstance(item, dict)
+            or not required <= keys <= set(_ATTACHMENT_KEYS)
+            or not all(isinstance(item[k], str) and item[k] for k in keys)
+        ):
+            raise _field_error(
+                f"`attachments[{index}]` must be an object with name and content_base64 "
+                "(and optionally content_type), all non-empty strings",
+                'for example {"name": "notes.txt", "content_base64": "aGVsbG8="}',
+            )
+
+
+def acting_handler(
+    name: str, gate: str, actions: Mapping[str, Action]
+) -> Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]]]:
+    """The tool handler: gate, fields, scopes, then the action; failures classified."""
+
+    async def handle(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        setup = setup_of(ctx, name, gate)
+        action = check_fields(name, arguments, actions)
+        check_shapes(arguments)
+        await require_scopes(ctx, setup, action.scopes)
+        progress = Progress()
+        try:
+            return await action.run(ctx, setup, arguments, progress)
+        except ToolError as error:
+            raise as_write_error(
+                error, writing=progress.writing, outcome=progress.outcome()
+            ) from None
+
+    return handle
+
+
+def check_id(value: str, argument: str) -> str:
+    """An Outlook message or folder id as given by a previous result."""
+    if len(value) < MIN_ID_CHARS or not _ID.match(value):
+        raise _field_error(
+            f"`{argument}` is not an Outlook id: {value[:40]!r}",
+            "pass an id exactly as mail_list, mail_search or mail_folders gave it",
+        )
+    return value
+
+
+def folder_target(value: str, argument: str) -> str:
+    """A folder id or a well-known folder name (lowercased), for destinations."""
+    if value.lower() in GRAPH_WELL_KNOWN_FOLDERS:
+        return value.lower()
+    return check_id(value, argument)
+
+
+def decode_attachments(
+    ctx: ToolContext, attachments: list[dict[str, Any]]
+) -> list[tuple[str, str, bytes]]:
+    """(name, content type, bytes) of each attachment, within the count and byte limits."""
+    limits = ctx.limits
+    if len(attachments) > limits.draft_attachments:
+        raise _field_error(
+            f"{len(attachments)} attachments; at most {limits.draft_attachments}",
+            "attach fewer files",
+        )
+    decoded: list[tuple[str, str, bytes]] = []
+    total = 0
+    for index, item in enumerate(attachments):
+        try:
+            data = base64.b64decode(item["content_base64"], validate=True)
+        except (binascii.Error, ValueError):
+            raise _field_error(
+                f"attachments[{index}].content_base64 is not valid base64",
+                "encode the file bytes with standard base64 (A-Z a-z 0-9 + / =)",
+            ) from None
+        total += len(data)
+        if total > limits.draft_attachments_bytes:
+            raise _field_error(
+                f"the attachments hold more than {limits.draft_attachments_bytes:,} bytes "
+                "in all; nothing was created",
+                "attach less, or share a link to the file",
+            )
+        content_type = item.get("content_type") or "application/octet-stream"
+        decoded.append((item["name"], content_type, data))
+    return decoded

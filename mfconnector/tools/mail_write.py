@@ -1,0 +1,480 @@
+"""``mail_create`` (additions), ``mail_modify`` (changes) and ``mail_delete_permanently``.
+
+Every request body is built here from checked arguments; ids go into paths percent-encoded.
+Ids are immutable (``Prefer: IdType="ImmutableId"``), so a moved message keeps its id.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import re
+from typing import Any
+
+from mfconnector.errors import ToolError
+from mfconnector.graph.urls import quote_segment
+from mfconnector.tools.acting import (
+    ACTING,
+    DESTRUCTIVE,
+    Action,
+    Progress,
+    acting_handler,
+    check_id,
+    decode_attachments,
+    folder_target,
+)
+from mfconnector.tools.base import Tool, ToolContext
+from mfconnector.tools.common import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS, input_schema
+from mfconnector.writes.errors import WriteError, as_write_error
+from mfconnector.writes.message import PREFER_IDS, freeze_draft, recipients
+from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
+
+__all__ = [
+    "MAIL_CREATE",
+    "MAIL_DELETE_PERMANENTLY",
+    "MAIL_MODIFY",
+    "create_draft",
+    "draft_fields",
+    "write",
+]
+
+STR: dict[str, Any] = {"type": "string"}
+LIST: dict[str, Any] = {"type": "array"}
+"""Addresses or category names; each item is checked to be a string by ``strings``."""
+DIGEST = STR
+"""64 lowercase hex digits, checked by ``check_hex`` (a pattern costs discovery bytes)."""
+ATTACHMENTS: dict[str, Any] = {"type": "array"}
+"""Items ``{name, content_base64, content_type?}``, checked by ``decode_attachments``."""
+DRAFT_FIELDS = ("to", "cc", "bcc", "subject", "text", "html", "attachments")
+OUTPUT = None
+"""Acting tools publish no output schema: their results are small objects described in
+docs/TOOLS.md, and the discovery budget counts every byte."""
+_ADDRESS = re.compile(r"^[^@\s<>,;\"]{1,64}@[^@\s<>,;\"]{1,255}$")
+_DISPLAY_NAME_CHARS = 255
+
+
+def _user(ctx: ToolContext) -> str:
+    return ctx.user_path.rstrip("/")
+
+
+def _message_path(ctx: ToolContext, message_id: str) -> str:
+    return f"{_user(ctx)}/messages/{quote_segment(check_id(message_id, 'message_id'))}"
+
+
+async def write(
+    ctx: ToolContext,
+    progress: Progress,
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """One mailbox-changing request; ``progress.writing`` marks it ambiguous while in flight."""
+    from mfconnector.graph.write_call import write_json
+
+    graph = await ctx.graph()
+    progress.writing = True
+    answer = await write_json(graph, method, path, body=body, headers=headers or PREFER_IDS)
+    progress.writing = False
+    return answer.body if isinstance(answer.body, dict) else {}
+
+
+def _pick(item: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {key: item[key] for key in keys if key in item}
+
+
+def _display_name(value: str, argument: str) -> str:
+    name = value.strip()
+    if not name or len(name) > _DISPLAY_NAME_CHARS or any(ord(c) < 32 for c in name):
+        raise WriteError(
+            "invalid_arguments",
+            f"`{argument}` must be 1-{_DISPLAY_NAME_CHARS} printable characters",
+            hint="choose a shorter plain name",
+        )
+    return name
+
+
+def draft_fields(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The Graph message properties named by the arguments (checked, nothing sent yet)."""
+    if "text" in arguments and "html" in arguments:
+        raise WriteError(
+            "invalid_arguments",
+            "give `text` or `html`, not both: a message has one body",
+            hint="drop one of them",
+        )
+    message: dict[str, Any] = {}
+    count = 0
+    for argument, graph_name in (
+        ("to", "toRecipients"),
+        ("cc", "ccRecipients"),
+        ("bcc", "bccRecipients"),
+    ):
+        if argument in arguments:
+            addresses = arguments[argument]
+            for address in addresses:
+                if not _ADDRESS.match(address):
+                    raise WriteError(
+                        "invalid_arguments",
+                        f"`{argument}` holds {address[:80]!r}, which is not an email address",
+                        hint="pass plain addresses such as name@example.com",
+                    )
+            count += len(addresses)
+            message[graph_name] = recipients(addresses)
+    if count > ctx.limits.draft_recipients:
+        raise WriteError(
+            "invalid_arguments",
+            f"{count} recipients; at most {ctx.limits.draft_recipients} in To, Cc and Bcc together",
+            hint="send to a distribution list instead",
+        )
+    if "subject" in arguments:
+        message["subject"] = arguments["subject"]
+    if "text" in arguments:
+        message["body"] = {"contentType": "text", "content": arguments["text"]}
+    if "html" in arguments:
+        message["body"] = {"contentType": "html", "content": arguments["html"]}
+    return message
+
+
+async def create_draft(
+    ctx: ToolContext,
+    progress: Progress,
+    message: dict[str, Any],
+    attachments: list[tuple[str, str, bytes]],
+) -> str:
+    """POST the draft, then one POST per attachment (each step reported if one fails)."""
+    progress.plan("create the draft", *(f"attach {name}" for name, _, _ in attachments))
+    created = await write(ctx, progress, "POST", f"{_user(ctx)}/messages", message)
+    draft_id = str(created.get("id") or "")
+    if not draft_id:
+        raise WriteError(
+            "outcome_unknown",
+            "Graph created the draft but returned no id",
+            hint="look in Drafts before creating it again",
+        )
+    progress.did("create the draft", draft_id=draft_id)
+    for name, content_type, data in attachments:
+        await write(
+            ctx,
+            progress,
+            "POST",
+            f"{_message_path(ctx, draft_id)}/attachments",
+            {
+                "@odata.type": "#microsoft.graph.fileAttachment",
+                "name": name,
+                "contentType": content_type,
+                "contentBytes": base64.b64encode(data).decode("ascii"),
+            },
+        )
+        progress.did(f"attach {name}")
+    return draft_id
+
+
+# --- mail_create ---------------------------------------------------------------------
+
+
+async def create_folder(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    name = _display_name(arguments["name"], "name")
+    path = f"{_user(ctx)}/mailFolders"
+    if "parent" in arguments:
+        path += f"/{quote_segment(folder_target(arguments['parent'], 'parent'))}/childFolders"
+    created = await write(ctx, progress, "POST", path, {"displayName": name})
+    return {"created": _pick(created, "id", "displayName", "parentFolderId")}
+
+
+async def copy_message(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    destination = folder_target(arguments["destination"], "destination")
+    path = f"{_message_path(ctx, arguments['message_id'])}/copy"
+    copied = await write(ctx, progress, "POST", path, {"destinationId": destination})
+    return {"copied": _pick(copied, "id", "parentFolderId", "subject")}
+
+
+async def new_draft(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    message = draft_fields(ctx, arguments)
+    attachments = decode_attachments(ctx, arguments.get("attachments", []))
+    draft_id = await create_draft(ctx, progress, message, attachments)
+    return {"draft": {"id": draft_id, "attachments": len(attachments)}}
+
+
+async def revise_draft(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """A new draft from a source draft read just now; a stale digest writes nothing."""
+    changes = draft_fields(ctx, arguments)
+    replaced = (
+        decode_attachments(ctx, arguments["attachments"]) if "attachments" in arguments else None
+    )
+    source = await freeze_draft(ctx, check_id(arguments["message_id"], "message_id"))
+    if not hmac.compare_digest(source.digest, arguments["source_digest"]):
+        raise WriteError(
+            "conflict",
+            "the draft changed since it was read (source_digest differs); nothing was written",
+            hint="read the draft again (mail_review draft) and decide on the new content",
+            retry_safe=True,
+            details={"current_digest": source.digest},
+        )
+    record = source.record
+    message: dict[str, Any] = {
+        "subject": record["subject"],
+        "body": dict(record["body"]),
+        "toRecipients": [{"emailAddress": a} for a in record["to"]],
+        "ccRecipients": [{"emailAddress": a} for a in record["cc"]],
+        "bccRecipients": [{"emailAddress": a} for a in record["bcc"]],
+    }
+    message.update(changes)
+    if replaced is None:
+        replaced = [
+            (a["name"], a["content_type"], data)
+            for a, data in zip(record["attachments"], source.attachment_bytes, strict=True)
+        ]
+    draft_id = await create_draft(ctx, progress, message, replaced)
+    return {
+        "revision": {"id": draft_id, "attachments": len(replaced)},
+        "source": {"id": source.draft_id, "source_digest": source.digest},
+        "original_retained": True,
+    }
+
+
+MAIL_CREATE = Tool(
+    name="mail_create",
+    title="Create mail",
+    description=(
+        "Adds only. folder: name,parent. copy: message_id,destination. draft: to,cc,bcc,"
+        "subject,text|html,attachments[{name,content_base64}]. revise_draft: message_id,"
+        "source_digest + fields to change (new draft; source kept)."
+    ),
+    input_schema=input_schema(
+        {
+            "action": {"enum": ["folder", "copy", "draft", "revise_draft"]},
+            "name": STR,
+            "parent": STR,
+            "message_id": STR,
+            "destination": STR,
+            "source_digest": DIGEST,
+            "to": LIST,
+            "cc": LIST,
+            "bcc": LIST,
+            "subject": STR,
+            "text": STR,
+            "html": STR,
+            "attachments": ATTACHMENTS,
+        },
+        "action",
+    ),
+    output_schema=OUTPUT,
+    handler=acting_handler(
+        "mail_create",
+        "writes",
+        {
+            "folder": Action(("name",), ("parent",), create_folder),
+            "copy": Action(("message_id", "destination"), (), copy_message),
+            "draft": Action((), DRAFT_FIELDS, new_draft),
+            "revise_draft": Action(("message_id", "source_digest"), DRAFT_FIELDS, revise_draft),
+        },
+    ),
+    annotations=dict(ACTING),
+)
+
+
+# --- mail_modify ---------------------------------------------------------------------
+
+FLAG_STATES = ("flagged", "notFlagged", "complete")
+
+
+async def set_flags(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """isRead, follow-up flag and categories; ``unchanged_since`` guards with the change key."""
+    changes = {"read", "flag", "categories_add", "categories_remove"} & set(arguments)
+    if not changes:
+        raise WriteError(
+            "invalid_arguments",
+            "`flags` needs at least one of read, flag, categories_add, categories_remove",
+            hint="say what to change",
+        )
+    path = _message_path(ctx, arguments["message_id"])
+    patch: dict[str, Any] = {}
+    if "read" in arguments:
+        patch["isRead"] = arguments["read"]
+    if "flag" in arguments:
+        patch["flag"] = {"flagStatus": arguments["flag"]}
+    expected = arguments.get("unchanged_since")
+    if expected is not None or changes & {"categories_add", "categories_remove"}:
+        graph = await ctx.graph()
+        current = await graph.get_json(
+            path, query={"$select": "categories,changeKey"}, headers=PREFER_IDS
+        )
+        body = current.body if isinstance(current.body, dict) else {}
+        if expected is not None and body.get("changeKey") != expected:
+            raise WriteError(
+                "conflict",
+                "the message changed since `unchanged_since` was read; nothing was changed",
+                hint="read the message again and decide again",
+                retry_safe=True,
+                details={"current_change_key": body.get("changeKey")},
+            )
+        if changes & {"categories_add", "categories_remove"}:
+            categories = [c for c in body.get("categories") or [] if isinstance(c, str)]
+            remove = set(arguments.get("categories_remove", []))
+            categories = [c for c in categories if c not in remove]
+            categories += [c for c in arguments.get("categories_add", []) if c not in categories]
+            patch["categories"] = categories
+    headers = dict(PREFER_IDS)
+    if expected is not None:
+        headers["If-Match"] = f'W/"{expected}"'
+    updated = await write(ctx, progress, "PATCH", path, patch, headers)
+    return {"updated": _pick(updated, "id", "isRead", "flag", "categories", "changeKey")}
+
+
+async def move_message(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    destination = folder_target(arguments["destination"], "destination")
+    path = f"{_message_path(ctx, arguments['message_id'])}/move"
+    moved = await write(ctx, progress, "POST", path, {"destinationId": destination})
+    return {"moved": _pick(moved, "id", "parentFolderId", "subject")}
+
+
+async def trash_message(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    path = f"{_message_path(ctx, arguments['message_id'])}/move"
+    moved = await write(ctx, progress, "POST", path, {"destinationId": "deleteditems"})
+    return {"trashed": _pick(moved, "id", "parentFolderId", "subject")}
+
+
+async def _well_known_ids(ctx: ToolContext, setup: WriteSetup) -> set[str]:
+    """The ids behind the common well-known names (looked up once per process)."""
+    graph = await ctx.graph()
+    for name in WELL_KNOWN_FOLDERS:
+        if name in setup.well_known_folder_ids:
+            continue
+        try:
+            answer = await graph.get_json(
+                f"{_user(ctx)}/mailFolders/{name}", query={"$select": "id"}, headers=PREFER_IDS
+            )
+        except ToolError:
+            continue  # a mailbox without this folder (archive) protects nothing by it
+        if isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str):
+            setup.well_known_folder_ids[name] = answer.body["id"]
+    return set(setup.well_known_folder_ids.values())
+
+
+async def rename_folder(
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    folder = arguments["folder_id"]
+    refusal = WriteError(
+        "unsupported_operation",
+        f"{folder[:60]!r} is a well-known folder; its name is the mailbox's own",
+        hint="rename a folder you created (ids from mail_folders)",
+    )
+    if folder.lower() in GRAPH_WELL_KNOWN_FOLDERS:
+        raise refusal
+    check_id(folder, "folder_id")
+    name = _display_name(arguments["name"], "name")
+    if folder in await _well_known_ids(ctx, setup):
+        raise refusal
+    path = f"{_user(ctx)}/mailFolders/{quote_segment(folder)}"
+    renamed = await write(ctx, progress, "PATCH", path, {"displayName": name})
+    return {"renamed": _pick(renamed, "id", "displayName", "parentFolderId")}
+
+
+MAIL_MODIFY = Tool(
+    name="mail_modify",
+    title="Change mail",
+    description=(
+        "flags: message_id + read,flag,categories_add/remove,unchanged_since (changeKey). "
+        "move: message_id,destination. rename: folder_id,name. trash: message_id."
+    ),
+    input_schema=input_schema(
+        {
+            "action": {"enum": ["flags", "move", "rename", "trash"]},
+            "message_id": STR,
+            "read": {"type": "boolean"},
+            "flag": {"enum": list(FLAG_STATES)},
+            "categories_add": LIST,
+            "categories_remove": LIST,
+            "unchanged_since": STR,
+            "destination": STR,
+            "folder_id": STR,
+            "name": STR,
+        },
+        "action",
+    ),
+    output_schema=OUTPUT,
+    handler=acting_handler(
+        "mail_modify",
+        "writes",
+        {
+            "flags": Action(
+                ("message_id",),
+                ("read", "flag", "categories_add", "categories_remove", "unchanged_since"),
+                set_flags,
+            ),
+            "move": Action(("message_id", "destination"), (), move_message),
+            "rename": Action(("folder_id", "name"), (), rename_folder),
+            "trash": Action(("message_id",), (), trash_message),
+        },
+    ),
+    annotations=dict(DESTRUCTIVE),
+)
+
+
+# --- mail_delete_permanently ---------------------------------------------------------
+
+
+async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Graph ``permanentDelete`` (global cloud only), echoing what was deleted."""
+    setup = setup_of(ctx, "mail_delete_permanently", "delete")
+    if not setup.gates.writes:
+        setup_of(ctx, "mail_delete_permanently", "writes")
+    if setup.cloud != "global":
+        raise WriteError(
+            "unsupported_operation",
+            f"permanent deletion is not offered by Microsoft Graph in the {setup.cloud} cloud; "
+            "nothing was requested",
+            hint="use mail_modify trash (to Deleted Items) instead",
+        )
+    path = _message_path(ctx, arguments["message_id"])
+    await require_scopes(ctx, setup, ("Mail.ReadWrite",))
+    progress = Progress()
+    try:
+        graph = await ctx.graph()
+        answer = await graph.get_json(
+            path,
+            query={"$select": "id,subject,from,receivedDateTime,parentFolderId"},
+            headers=PREFER_IDS,
+        )
+        item = answer.body if isinstance(answer.body, dict) else {}
+        await write(ctx, progress, "POST", f"{path}/permanentDelete")
+    except ToolError as error:
+        raise as_write_error(error, writing=progress.writing) from None
+    sender = (
+        item.get("from", {}).get("emailAddress", {}) if isinstance(item.get("from"), dict) else {}
+    )
+    return {
+        "deleted": {
+            "id": item.get("id", arguments["message_id"]),
+            "subject": item.get("subject"),
+            "from": sender.get("address"),
+            "receivedDateTime": item.get("receivedDateTime"),
+        },
+        "recoverable": False,
+    }
+
+
+MAIL_DELETE_PERMANENTLY = Tool(
+    name="mail_delete_permanently",
+    title="Delete permanently",
+    description="Irreversibly deletes a message (not to Deleted Items). Echoes what it deleted.",
+    input_schema=input_schema({"message_id": STR}, "message_id"),
+    output_schema=OUTPUT,
+    handler=delete_permanently,
+    annotations=dict(DESTRUCTIVE),
+)

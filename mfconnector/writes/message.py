@@ -1,0 +1,208 @@
+"""The complete outgoing message, frozen from a draft, and its SHA-256 digest.
+
+Freezing reads the draft as Graph holds it (sender, To, Cc, Bcc, Reply-To, subject, the
+body exactly as stored, every attachment's name, type, size and SHA-256 of its bytes).
+The digest is SHA-256 over a canonical encoding of that record::
+
+    b"mfconnector-message-v1\\n" + JSON(record, keys sorted, no spaces, UTF-8)
+
+The same function serves the draft read (``source_digest``), ``revise_draft``,
+``mail_prepare`` and the re-read before a confirmed send, so one digest names one message
+everywhere. Nothing is clipped: a message too large to show in full is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mfconnector.graph.urls import quote_segment
+from mfconnector.tools.base import ToolContext, wire_bytes
+from mfconnector.writes.errors import WriteError
+
+__all__ = [
+    "DIGEST_PREFIX",
+    "DRAFT_SELECT",
+    "PREFER_IDS",
+    "FrozenMessage",
+    "digest_of",
+    "freeze_draft",
+    "preview",
+    "recipients",
+]
+
+DIGEST_PREFIX = b"mfconnector-message-v1\n"
+PREFER_IDS = {"Prefer": 'IdType="ImmutableId"'}
+DRAFT_SELECT = (
+    "id,isDraft,subject,body,from,sender,toRecipients,ccRecipients,bccRecipients,replyTo,"
+    "changeKey,parentFolderId,conversationId"
+)
+ATTACHMENT_SELECT = "id,name,contentType,size,isInline"
+FILE_ATTACHMENT = "#microsoft.graph.fileAttachment"
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenMessage:
+    """A draft as it will be sent, its digest, and the bytes of its attachments."""
+
+    record: dict[str, Any]
+    digest: str
+    attachment_bytes: tuple[bytes, ...]
+
+    @property
+    def draft_id(self) -> str:
+        return str(self.record["id"])
+
+
+def canonical(record: dict[str, Any]) -> bytes:
+    return DIGEST_PREFIX + json.dumps(
+        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    ).encode("utf-8")
+
+
+def digest_of(record: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(record)).hexdigest()
+
+
+def _address(entry: Any) -> dict[str, str] | None:
+    email = entry.get("emailAddress") if isinstance(entry, dict) else None
+    if not isinstance(email, dict) or not isinstance(email.get("address"), str):
+        return None
+    name = email.get("name")
+    return {"name": name if isinstance(name, str) else "", "address": email["address"]}
+
+
+def _addresses(value: Any) -> list[dict[str, str]]:
+    entries = value if isinstance(value, list) else []
+    return [a for a in (_address(e) for e in entries) if a is not None]
+
+
+def recipients(addresses: list[str]) -> list[dict[str, Any]]:
+    """Graph recipients from plain addresses."""
+    return [{"emailAddress": {"address": address}} for address in addresses]
+
+
+def _user(ctx: ToolContext) -> str:
+    return ctx.user_path.rstrip("/")
+
+
+async def mailbox_address(ctx: ToolContext) -> dict[str, str]:
+    """The mailbox owner, who sends a draft whose ``from`` is still empty (cached)."""
+    setup = ctx.writes
+    if setup is not None and setup.mailbox_address is not None:
+        return setup.mailbox_address
+    graph = await ctx.graph()
+    answer = await graph.get_json(
+        _user(ctx), query={"$select": "displayName,mail,userPrincipalName"}
+    )
+    body = answer.body if isinstance(answer.body, dict) else {}
+    address = body.get("mail") or body.get("userPrincipalName") or ""
+    name = body.get("displayName") or ""
+    owner = {"name": str(name), "address": str(address)}
+    if setup is not None:
+        setup.mailbox_address = owner
+    return owner
+
+
+async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
+    """Read a draft completely and freeze it; refuses what is not a draft."""
+    graph = await ctx.graph()
+    path = f"{_user(ctx)}/messages/{quote_segment(draft_id)}"
+    answer = await graph.get_json(path, query={"$select": DRAFT_SELECT}, headers=PREFER_IDS)
+    raw = answer.body if isinstance(answer.body, dict) else {}
+    if raw.get("isDraft") is not True:
+        raise WriteError(
+            "invalid_arguments",
+            "that message is not a draft",
+            hint="pass the id of a message in Drafts (mail_create draft makes one)",
+        )
+    listed = await graph.get_json(
+        f"{path}/attachments",
+        query={"$select": ATTACHMENT_SELECT, "$top": str(ctx.limits.draft_attachments + 1)},
+        headers=PREFER_IDS,
+    )
+    values = listed.body.get("value") if isinstance(listed.body, dict) else None
+    items = values if isinstance(values, list) else []
+    if len(items) > ctx.limits.draft_attachments or "@odata.nextLink" in (listed.body or {}):
+        raise WriteError(
+            "unsupported_operation",
+            f"the draft has more than {ctx.limits.draft_attachments} attachments",
+            hint="remove attachments from the draft, then try again",
+        )
+    attachments: list[dict[str, Any]] = []
+    contents: list[bytes] = []
+    for item in items:
+        kind = str(item.get("@odata.type", "")).lstrip("#")
+        if kind and kind != FILE_ATTACHMENT.lstrip("#"):
+            raise WriteError(
+                "unsupported_operation",
+                f"the draft carries a {kind.rsplit('.', 1)[-1]} ({item.get('name')!r}); "
+                "only file attachments can be verified before sending",
+                hint="remove it from the draft, or send this one from Outlook",
+            )
+        download = await graph.download(
+            f"{path}/attachments/{quote_segment(str(item.get('id', '')))}/$value",
+            max_bytes=ctx.limits.graph_body_bytes,
+        )
+        if not download.complete:
+            raise WriteError(
+                "unsupported_operation",
+                f"attachment {item.get('name')!r} is larger than "
+                f"{ctx.limits.graph_body_bytes:,} bytes and cannot be verified here",
+                hint="send a link to the file instead of attaching it",
+            )
+        contents.append(download.data)
+        attachments.append(
+            {
+                "name": str(item.get("name") or ""),
+                "content_type": str(item.get("contentType") or ""),
+                "size": len(download.data),
+                "sha256": hashlib.sha256(download.data).hexdigest(),
+                "inline": bool(item.get("isInline")),
+            }
+        )
+    stored = raw.get("body")
+    body: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    sender = _address(raw.get("from")) or await mailbox_address(ctx)
+    record: dict[str, Any] = {
+        "id": str(raw.get("id") or draft_id),
+        "from": sender,
+        "to": _addresses(raw.get("toRecipients")),
+        "cc": _addresses(raw.get("ccRecipients")),
+        "bcc": _addresses(raw.get("bccRecipients")),
+        "reply_to": _addresses(raw.get("replyTo")),
+        "subject": str(raw.get("subject") or ""),
+        "body": {
+            "contentType": str(body.get("contentType") or "text").lower(),
+            "content": str(body.get("content") or ""),
+        },
+        "attachments": attachments,
+    }
+    return FrozenMessage(record, digest_of(record), tuple(contents))
+
+
+async def preview(ctx: ToolContext, frozen: FrozenMessage, **extra: Any) -> dict[str, Any]:
+    """The complete message as the assistant sees it; refused whole when it cannot fit."""
+    import trio
+
+    from mfconnector.textconv import html_to_text
+
+    message = dict(frozen.record)
+    body = message["body"]
+    if body["contentType"] == "html":
+        message["text"] = await trio.to_thread.run_sync(html_to_text, body["content"])
+    else:
+        message["text"] = body["content"]
+    result = {**extra, "message": message}
+    size = wire_bytes(result)
+    if size > ctx.limits.preview_bytes:
+        raise WriteError(
+            "unsupported_operation",
+            f"the message is {size:,} bytes as a complete preview, over the "
+            f"{ctx.limits.preview_bytes:,}-byte limit; previews are never cut, so nothing "
+            "was prepared",
+            hint="shorten the body or remove attachments",
+        )
+    return result
