@@ -16,11 +16,14 @@ from typing import TYPE_CHECKING, Any
 from mfconnector import __version__
 from mfconnector.errors import FixtureError
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.writes.gates import GateConfigError, Gates, add_gate_arguments, gates_from_args
 
 if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.server import McpServer
     from mfconnector.tools.base import ToolContext
+    from mfconnector.writes.setup import WriteSetup
 
 __all__ = ["build_parser", "main"]
 
@@ -42,6 +45,12 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="mark results that were cut to the limits isError=false (default: isError=true)",
     )
     parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="where the send state file lives [MFC_STATE_DIR; ~/.local/state/mfconnector]; "
+        "--demo and --fixtures keep it in memory",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["debug", "info", "warning", "error"],
@@ -57,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mfconnector {__version__}")
     _add_serve_arguments(parser)
     _add_auth_arguments(parser)
+    add_gate_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
     for name, text in (
@@ -66,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         sub = commands.add_parser(name, help=text)
         _add_auth_arguments(sub)
+        add_gate_arguments(sub)
     return parser
 
 
@@ -102,12 +113,15 @@ class _LazyGraph:
             await self._client.aclose()
 
 
-def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _LazyGraph]:
+def _context(
+    args: argparse.Namespace, limits: Limits, gates: Gates
+) -> tuple[ToolContext, _LazyGraph]:
     from mfconnector.auth import StaticTokenProvider
     from mfconnector.tools.base import ToolContext
 
     token_provider: TokenProvider
     user_path = "/me"
+    cloud = "global"
     if args.demo or args.fixtures:
         from mfconnector.graph.fixtures import load_fixtures
 
@@ -137,7 +151,7 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
     else:
         mode = "live"
         source = None
-        token_provider, user_path, root = _live_auth(args)
+        token_provider, user_path, root, cloud = _live_auth(args)
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
@@ -153,11 +167,34 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
         graph_factory=graph,
         user_path=user_path,
         source=source,
+        writes=_write_setup(args, limits, gates, cloud, live=mode == "live"),
     )
     return context, graph
 
 
-def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
+def _write_setup(
+    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, live: bool
+) -> WriteSetup | None:
+    """The acting tools' shared state; a live server's send state lives in a file."""
+    if not gates.any:
+        return None
+    import os
+    from pathlib import Path
+
+    from mfconnector.paths import default_state_dir
+    from mfconnector.writes.setup import WriteSetup
+    from mfconnector.writes.store import STATE_FILE_NAME, AsyncSendStore, SendStore
+
+    path: Path | None = None
+    if live:
+        raw = args.state_dir or os.environ.get("MFC_STATE_DIR", "").strip()
+        directory = Path(raw).expanduser().absolute() if raw else default_state_dir(os.environ)
+        path = directory / STATE_FILE_NAME
+    return WriteSetup(gates, AsyncSendStore(SendStore(path, limits=limits)), cloud=cloud)
+
+
+def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, str]:
+    """Token provider, mailbox path, Graph root and cloud name of a live server."""
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 
     try:
@@ -166,31 +203,40 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
     except ImportError:
         from mfconnector.auth import StaticTokenProvider
 
-        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, "global"
     from mfconnector.auth import UnavailableTokenProvider
     from mfconnector.errors import AuthError
 
     try:
         config = auth_config_from_args(args)
     except AuthError as error:
-        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT
-    return build_token_provider(config), config.user_path, config.graph_root
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, "global"
+    provider = build_token_provider(config)
+    return provider, config.user_path, config.graph_root, config.cloud.name
 
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
+    from mfconnector.server import McpServer
+    from mfconnector.tools.gated import hidden_tools, listed_tools
+
+    try:
+        gates = gates_from_args(args)
+        context, graph = _context(args, limits, gates)
+    except (FixtureError, GateConfigError) as error:
+        print(f"mfconnector: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    server = McpServer(listed_tools(gates), context, hidden_tools(gates))
+    serve_stdio(server, limits, graph.aclose)
+    return EXIT_OK
+
+
+def serve_stdio(server: McpServer, limits: Limits, close: Any) -> None:
+    """Serve ``server`` on this process's stdin/stdout until end of input or a signal."""
     import trio
 
     from mfconnector.runtime import Runtime
-    from mfconnector.server import McpServer
     from mfconnector.stdio import claim_stdio, open_protocol_streams
-    from mfconnector.tools import ALL_TOOLS
 
-    try:
-        context, graph = _context(args, limits)
-    except FixtureError as error:
-        print(f"mfconnector: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    server = McpServer(ALL_TOOLS, context)
     fds = claim_stdio()
 
     async def run() -> None:
@@ -198,13 +244,12 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         try:
             await Runtime(server, limits).serve(receive, send, handle_signals=True)
         finally:
-            await graph.aclose()
+            await close()
             for stream in (receive, send):
                 with contextlib.suppress(OSError):
                     await stream.aclose()
 
     trio.run(run)
-    return EXIT_OK
 
 
 def _run_auth_command(args: argparse.Namespace) -> int:

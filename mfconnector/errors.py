@@ -90,6 +90,10 @@ class ToolInputError(ToolError):
 
     kind = "invalid_input"
 
+    def to_payload(self) -> dict[str, Any]:
+        # The stable code and retry flag every acting tool's failure carries (docs/TOOLS.md).
+        return {**super().to_payload(), "error_code": "invalid_arguments", "retry_safe": False}
+
 
 class AuthError(ToolError):
     """No usable token: the hint says which command fixes it."""

@@ -138,10 +138,11 @@ async def open_session(
     tools: Sequence[Tool] = ALL_TOOLS,
     context: ToolContext | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    hidden: Any = None,
 ) -> AsyncIterator[Session]:
     to_server, server_in = trio.testing.memory_stream_one_way_pair()
     server_out, from_server = trio.testing.memory_stream_one_way_pair()
-    server = McpServer(tools, context or plain_context(limits))
+    server = McpServer(tools, context or plain_context(limits), hidden)
 
     async def run() -> None:
         await Runtime(server, limits).serve(server_in, server_out)

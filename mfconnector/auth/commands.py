@@ -322,6 +322,7 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
         ("graph", facts.get("graphRoot")),
         ("client id", facts.get("clientId") or "- (set MFC_CLIENT_ID or --client-id)"),
         ("scopes", " ".join(facts.get("scopes") or []) or "-"),
+        ("needed", " ".join(config.scopes)),
         ("token cache", cache_words),
         ("access token", expires_words),
     ]
@@ -334,6 +335,10 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
             ),
         )
         rows.insert(4, ("graph path", config.user_path))
+    granted = {str(s).rsplit("/", 1)[-1].lower() for s in facts.get("scopes") or []}
+    missing = [s for s in config.scopes if s.lower() not in granted]
+    if facts.get("signedIn") and granted and missing and not config.app_only:
+        rows.append(("missing", f"{' '.join(missing)} (run `{config.login_command}` to consent)"))
     if facts.get("accounts"):
         rows.append(("note", f"{facts['accounts']} accounts cached; run logout, then login"))
     width = max(len(k) for k, _ in rows) + 1

@@ -116,6 +116,10 @@ class AuthConfig:
     """Trio deadline around one msal call in the server (discovery + refresh + a retry)."""
     lock_timeout_seconds: float = 10.0
     """Longest wait for another process holding the token-cache lock."""
+    extra_scopes: tuple[str, ...] = ()
+    """Delegated permissions the open gates need (Mail.ReadWrite, Mail.Send)."""
+    gate_flags: tuple[str, ...] = ()
+    """The gate switches in force, so a re-consent hint can repeat them."""
 
     @property
     def mode(self) -> Mode:
@@ -135,7 +139,13 @@ class AuthConfig:
         if self.app_only:
             return (self.cloud.graph_host + "/.default",)
         files = ALL_FILES_SCOPE if self.all_files else "Files.Read"
-        return check_scopes(s if s != "Files.Read" else files for s in DELEGATED_SCOPES)
+        base = [s if s != "Files.Read" else files for s in DELEGATED_SCOPES]
+        return check_scopes([*base, *(s for s in self.extra_scopes if s not in base)])
+
+    @property
+    def login_command(self) -> str:
+        """The sign-in command that consents to what this configuration needs."""
+        return " ".join(["mfconnector login", *self.gate_flags])
 
     @property
     def user_path(self) -> str:
@@ -357,7 +367,12 @@ def auth_config_from_args(
                 hint="pass --tenant <tenant id or domain> or set MFC_TENANT",
             )
 
+    from mfconnector.writes.gates import GATES, gates_from_args
+
+    gates = gates_from_args(args, env)
     return AuthConfig(
+        extra_scopes=gates.scopes,
+        gate_flags=tuple(g.flag for g in GATES.values() if gates.on(g.name)),
         client_id=client_id,
         tenant=tenant,
         cloud=CLOUDS[cloud_name],

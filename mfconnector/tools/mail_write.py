@@ -11,7 +11,7 @@ import hmac
 import re
 from typing import Any
 
-from mfconnector.errors import ToolError
+from mfconnector.errors import GraphError, ToolError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.tools.acting import (
     ACTING,
@@ -358,11 +358,13 @@ async def _well_known_ids(ctx: ToolContext, setup: WriteSetup) -> set[str]:
             answer = await graph.get_json(
                 f"{_user(ctx)}/mailFolders/{name}", query={"$select": "id"}, headers=PREFER_IDS
             )
-        except ToolError:
-            continue  # a mailbox without this folder (archive) protects nothing by it
+        except GraphError as error:
+            if error.status == 404:  # a mailbox without this folder (archive): nothing to guard
+                setup.well_known_folder_ids[name] = ""
+            continue
         if isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str):
             setup.well_known_folder_ids[name] = answer.body["id"]
-    return set(setup.well_known_folder_ids.values())
+    return {i for i in setup.well_known_folder_ids.values() if i}
 
 
 async def rename_folder(
