@@ -115,9 +115,7 @@ class ScriptedMailbox:
         """Given the 1-based count of attachment uploads, a Reply that replaces success."""
         self._attached = 0
         self._lock = threading.Lock()
-        server.route(
-            "GET", "/v1.0/me", Reply.json({"displayName": "Adele Vance", "mail": ACCOUNT})
-        )
+        server.route("GET", "/v1.0/me", Reply.json({"displayName": "Adele Vance", "mail": ACCOUNT}))
         server.route("POST", "/v1.0/me/messages", self._create)
 
     def add(self, draft: Draft) -> Draft:
@@ -137,11 +135,51 @@ class ScriptedMailbox:
         route(
             "GET",
             f"/v1.0/me/mailFolders/sentitems/messages/{draft.id}",
-            lambda r: Reply.json({"id": draft.id})
-            if draft.id in self.in_sent_items
-            else Reply.json({"error": {"code": "ErrorItemNotFound", "message": "x"}}, 404),
+            lambda r: (
+                Reply.json({"id": draft.id})
+                if draft.id in self.in_sent_items
+                else Reply.json({"error": {"code": "ErrorItemNotFound", "message": "x"}}, 404)
+            ),
         )
         return draft
+
+    def add_source(self, message_id: str, sender: str, to: list[str], cc: list[str]) -> None:
+        """A received message that createReply / createReplyAll / createForward answer."""
+        base = f"/v1.0/me/messages/{message_id}"
+
+        def respond(kind: str) -> Callable[[RecordedRequest], Reply]:
+            def answer(recorded: RecordedRequest) -> Reply:
+                doc = json.loads(recorded.body or b"{}")
+                overrides = doc.get("message", {})
+
+                def addresses(key: str, default: list[str]) -> list[str]:
+                    if key in overrides:
+                        return [r["emailAddress"]["address"] for r in overrides[key]]
+                    return default
+
+                derived_to = {"reply": [sender], "reply_all": [sender, *to], "forward": []}[kind]
+                draft = Draft(
+                    id=outlook_id(f"{kind}{next(_counter)}"),
+                    subject=("FW: " if kind == "forward" else "RE: ") + "Budget",
+                    body={
+                        "contentType": "html",
+                        "content": f"<p>{doc.get('comment', '')}</p><hr><p>original</p>",
+                    },
+                    to=addresses("toRecipients", derived_to),
+                    cc=addresses("ccRecipients", cc if kind == "reply_all" else []),
+                    bcc=addresses("bccRecipients", []),
+                )
+                self.add(draft)
+                return Reply.json(draft.json(), 201)
+
+            return answer
+
+        for kind, endpoint in (
+            ("reply", "createReply"),
+            ("reply_all", "createReplyAll"),
+            ("forward", "createForward"),
+        ):
+            self.server.route("POST", f"{base}/{endpoint}", respond(kind))
 
     def _read(self, draft_id: str) -> Reply:
         return Reply.json(self.drafts[draft_id].json())
@@ -156,14 +194,12 @@ class ScriptedMailbox:
                 "size": len(data) + 200,
                 "isInline": False,
             }
-            for index, (name, content_type, data) in enumerate(
-                self.drafts[draft_id].attachments
-            )
+            for index, (name, content_type, data) in enumerate(self.drafts[draft_id].attachments)
         ]
         return Reply.json({"value": items})
 
     def _attachment(self, draft_id: str, index: int) -> Reply:
-        name, content_type, data = self.drafts[draft_id].attachments[index]
+        _, content_type, data = self.drafts[draft_id].attachments[index]
         return Reply(200, (("Content-Type", content_type),), data)
 
     def _create(self, recorded: RecordedRequest) -> Reply:
@@ -266,7 +302,10 @@ async def acting_session(
         async with (
             client,
             open_session(
-                tools=listed_tools(gates), context=context, limits=limits, hidden=hidden_tools(gates)
+                tools=listed_tools(gates),
+                context=context,
+                limits=limits,
+                hidden=hidden_tools(gates),
             ) as session,
         ):
             yield Caller(session)

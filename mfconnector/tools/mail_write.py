@@ -359,8 +359,9 @@ async def _well_known_ids(ctx: ToolContext, setup: WriteSetup) -> set[str]:
                 f"{_user(ctx)}/mailFolders/{name}", query={"$select": "id"}, headers=PREFER_IDS
             )
         except GraphError as error:
-            if error.status == 404:  # a mailbox without this folder (archive): nothing to guard
-                setup.well_known_folder_ids[name] = ""
+            if error.status != 404:
+                raise  # unsure which folder this is: rename nothing
+            setup.well_known_folder_ids[name] = ""  # a mailbox without an archive folder
             continue
         if isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str):
             setup.well_known_folder_ids[name] = answer.body["id"]

@@ -291,7 +291,7 @@ def _classify_failure(error: ToolError) -> tuple[str, dict[str, Any]]:
     """(state, outcome) of a send request that did not answer 2xx."""
     if isinstance(error, AmbiguousWriteError):
         return "unknown", {"reason": error.message}
-    if isinstance(error, GraphThrottledError):
+    if isinstance(error, GraphThrottledError) and error.status == 429:
         return "rejected", {"error_code": "throttled", "reason": error.message}
     if isinstance(error, GraphError):
         if error.status is None and error.retry_safe:

@@ -107,7 +107,7 @@ def as_write_error(
     codes = {(error.code or "").lower(), str(error.extra.get("innerCode", "")).lower()}
     unanswered = isinstance(error, GraphTimeoutError) or (error.status or 0) >= 500
     if isinstance(error, AmbiguousWriteError) or (
-        writing and unanswered and not isinstance(error, GraphThrottledError)
+        writing and unanswered and error.status != 429
     ):
         return WriteError(
             "outcome_unknown",
