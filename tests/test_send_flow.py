@@ -331,8 +331,9 @@ async def test_the_preview_limit_refuses_whole_never_clips(
 async def test_a_crash_between_claim_and_outcome_reads_unknown_after_restart(
     graph: LoopbackServer, tmp_path: Path
 ) -> None:
-    import subprocess
     import sys
+
+    import trio
 
     mailbox, draft = full_draft(graph)
     path = tmp_path / "state.sqlite3"
@@ -345,7 +346,7 @@ async def test_a_crash_between_claim_and_outcome_reads_unknown_after_restart(
         "c = s.claim(sys.argv[2], sys.argv[3], '/me', sys.argv[4]);"
         "assert c.status == 'claimed', c; os._exit(3)"
     )
-    done = subprocess.run(
+    done = await trio.run_process(
         [
             sys.executable,
             "-c",
