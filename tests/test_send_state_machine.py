@@ -194,7 +194,7 @@ def test_no_preparation_is_ever_sent_twice_or_changed(tmp_path: Path) -> None:
     DIRECTORY[:] = [tmp_path]
     machine = SendMachine.TestCase
     machine.settings = settings(
-        max_examples=25,
+        max_examples=40,
         stateful_step_count=14,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

@@ -1,0 +1,109 @@
+"""Two real server processes (a desktop client and an editor) share one state file and
+race to confirm the same preparation: exactly one send request reaches Graph."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from acting import Draft, ScriptedMailbox, outlook_id
+from harness import request
+from loopback import LoopbackServer, RecordedRequest, Reply
+
+SERVER = Path(__file__).parent / "write_server.py"
+
+
+class Process:
+    """One server process over real pipes: JSON lines in, JSON lines out."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self._buffer = b""
+        self._ids = 0
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self._ids += 1
+        message = request(self._ids, "tools/call", {"name": name, "arguments": arguments})
+        assert self.process.stdin is not None and self.process.stdout is not None
+        await self.process.stdin.send_all(json.dumps(message).encode() + b"\n")
+        while b"\n" not in self._buffer:
+            chunk = await self.process.stdout.receive_some(65_536)
+            assert chunk, "the server closed its output"
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        reply: dict[str, Any] = json.loads(line)
+        assert reply["id"] == self._ids
+        result: dict[str, Any] = reply["result"]
+        return result
+
+
+async def start(graph: LoopbackServer, state_dir: Path) -> Process:
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(SERVER), f"{graph.url}/v1.0", str(state_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    return Process(process)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("round_", range(3))
+async def test_two_processes_racing_send_exactly_once(
+    graph: LoopbackServer, tmp_path: Path, round_: int
+) -> None:
+    mailbox = ScriptedMailbox(graph)
+    draft = mailbox.add(Draft(outlook_id(f"race{round_}")))
+    with trio.fail_after(60):
+        desktop, editor = await start(graph, tmp_path), await start(graph, tmp_path)
+        try:
+            read = await desktop.call("mail_review", {"action": "draft", "message_id": draft.id})
+            prepared = (
+                await desktop.call(
+                    "mail_prepare",
+                    {
+                        "action": "draft",
+                        "message_id": draft.id,
+                        "source_digest": read["structuredContent"]["source_digest"],
+                    },
+                )
+            )["structuredContent"]
+            confirm = {
+                "prepared_id": prepared["prepared_id"],
+                "confirmed_digest": prepared["digest"],
+            }
+            results: list[dict[str, Any]] = []
+
+            def slow_read(recorded: RecordedRequest) -> Reply:
+                time.sleep(0.3)  # both confirmations are inside their re-read at once
+                return Reply.json(draft.json())
+
+            graph.route("GET", f"/v1.0/me/messages/{draft.id}", slow_read)
+
+            async def send(process: Process) -> None:
+                results.append(await process.call("mail_send_confirmed", confirm))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(send, desktop)
+                nursery.start_soon(send, editor)
+        finally:
+            for process in (desktop, editor):
+                assert process.process.stdin is not None
+                await process.process.stdin.aclose()
+                await process.process.wait()
+    assert len(mailbox.sends()) == 1
+    draft_path = f"/v1.0/me/messages/{draft.id}"
+    reads = [r for r in graph.requests if r.method == "GET" and r.path == draft_path]
+    assert len(reads) == 4, "both confirmations re-read the draft: they raced to the claim"
+    winners = [r for r in results if not r["isError"] and "resent" not in r["structuredContent"]]
+    assert len(winners) == 1, results
+    (other,) = [r for r in results if r is not winners[0]]
+    said = json.loads(other["content"][0]["text"])
+    recorded = said.get("error", {}).get("outcome", said)
+    assert recorded["resent"] is False, said
+    assert recorded["status"] in ("sending", "sent", "verified"), said
