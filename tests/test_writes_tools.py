@@ -5,12 +5,14 @@ make no Graph request at all."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 from acting import (
     ALL_GATES,
+    FAST,
     Draft,
     ScopedTokens,
     ScriptedMailbox,
@@ -432,3 +434,57 @@ async def test_revise_draft_with_a_stale_digest_writes_nothing(graph: LoopbackSe
         draft.body,
     )
     assert new.attachments == [("a.txt", "text/plain", b"A")]
+
+
+# --- limits at L-1, L and L+1 --------------------------------------------------------------
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_attachment_count_limit(graph: LoopbackServer, delta: int) -> None:
+    ScriptedMailbox(graph)
+    count = FAST.draft_attachments + delta
+    files = [{"name": f"f{i}.txt", "content_base64": b64(b"x")} for i in range(count)]
+    async with acting_session(graph) as tools:
+        result = await tools.call("mail_create", {"action": "draft", "attachments": files})
+    assert result["isError"] is (delta > 0)
+    assert len(graph.requests) == (0 if delta > 0 else 1 + count)
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_attachment_bytes_limit(graph: LoopbackServer, delta: int) -> None:
+    mailbox = ScriptedMailbox(graph)
+    total = FAST.draft_attachments_bytes + delta
+    files = [
+        {"name": "a.bin", "content_base64": b64(b"a" * (total // 2))},
+        {"name": "b.bin", "content_base64": b64(b"b" * (total - total // 2))},
+    ]
+    limits = dataclasses.replace(FAST, line_bytes=5_000_000)
+    async with acting_session(graph, limits=limits) as tools:
+        result = await tools.call("mail_create", {"action": "draft", "attachments": files})
+    assert result["isError"] is (delta > 0)
+    if delta > 0:
+        assert graph.requests == [] and "3,000,000 bytes" in result["content"][0]["text"]
+    else:
+        (draft,) = mailbox.drafts.values()
+        assert sum(len(data) for _, _, data in draft.attachments) == total
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_recipient_limit(graph: LoopbackServer, delta: int) -> None:
+    ScriptedMailbox(graph)
+    people = [f"p{i}@contoso.com" for i in range(FAST.draft_recipients + delta)]
+    thirds = len(people) // 3
+    arguments = {
+        "action": "draft",
+        "to": people[:thirds],
+        "cc": people[thirds : 2 * thirds],
+        "bcc": people[2 * thirds :],
+    }
+    async with acting_session(graph) as tools:
+        result = await tools.call("mail_create", arguments)
+    assert result["isError"] is (delta > 0)
+    assert len(graph.requests) == (0 if delta > 0 else 1)
