@@ -217,7 +217,7 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, str]:
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     from mfconnector.server import McpServer
-    from mfconnector.tools.gated import hidden_tools, listed_tools
+    from mfconnector.tools.gated import hidden_tools, instructions, listed_tools
 
     try:
         gates = gates_from_args(args)
@@ -225,7 +225,7 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     except (FixtureError, GateConfigError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
-    server = McpServer(listed_tools(gates), context, hidden_tools(gates))
+    server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
     serve_stdio(server, limits, graph.aclose)
     return EXIT_OK
 

@@ -83,7 +83,9 @@ class McpServer:
         tools: Sequence[Tool],
         context: ToolContext,
         hidden: Mapping[str, ToolError] | None = None,
+        instructions: str = INSTRUCTIONS,
     ) -> None:
+        self._instructions = instructions
         self._tools = {tool.name: tool for tool in tools}
         self._hidden = dict(hidden or {})
         """Known tools the operator left off: a call answers their error, not -32602."""
@@ -187,15 +189,14 @@ class McpServer:
             "protocolVersion": self._legacy_version,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": server_info(),
-            "instructions": INSTRUCTIONS,
+            "instructions": self._instructions,
         }
 
-    @staticmethod
-    def _discover() -> dict[str, Any]:
+    def _discover(self) -> dict[str, Any]:
         return {
             "supportedVersions": list(SUPPORTED_VERSIONS),
             "capabilities": {"tools": {"listChanged": False}},
-            "instructions": INSTRUCTIONS,
+            "instructions": self._instructions,
         }
 
     @staticmethod

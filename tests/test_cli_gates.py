@@ -158,3 +158,15 @@ def test_demo_keeps_send_state_in_memory(tmp_path: Path) -> None:
     assert error["error_code"] == "not_found"
     assert not state.exists() and not xdg.exists()
     assert not (tmp_path / ".local").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "says"), [([], "Read-only access"), (["--enable-send"], "approve")]
+)
+def test_the_instructions_say_what_the_server_may_do(args: list[str], says: str) -> None:
+    done = run_server(["--demo", *args], [request(1, "server/discover")], {})
+    assert done.returncode == 0, done.stderr
+    instructions = json.loads(done.stdout.splitlines()[0])["result"]["instructions"]
+    assert says in instructions
+    assert ("mail_prepare" in instructions) is bool(args)

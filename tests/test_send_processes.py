@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +79,10 @@ async def test_two_processes_racing_send_exactly_once(
             }
             results: list[dict[str, Any]] = []
 
+            both_reading = threading.Barrier(2, timeout=20)
+
             def slow_read(recorded: RecordedRequest) -> Reply:
-                time.sleep(0.3)  # both confirmations are inside their re-read at once
+                both_reading.wait()  # both confirmations are inside their re-read at once
                 return Reply.json(draft.json())
 
             graph.route("GET", f"/v1.0/me/messages/{draft.id}", slow_read)

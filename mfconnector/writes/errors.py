@@ -106,9 +106,7 @@ def as_write_error(
     details = _graph_code(error)
     codes = {(error.code or "").lower(), str(error.extra.get("innerCode", "")).lower()}
     unanswered = isinstance(error, GraphTimeoutError) or (error.status or 0) >= 500
-    if isinstance(error, AmbiguousWriteError) or (
-        writing and unanswered and error.status != 429
-    ):
+    if isinstance(error, AmbiguousWriteError) or (writing and unanswered and error.status != 429):
         return WriteError(
             "outcome_unknown",
             f"no clear answer from Microsoft Graph ({error.message}); the change may or may "
