@@ -114,7 +114,7 @@ class _LazyGraph:
 
 
 def _context(
-    args: argparse.Namespace, limits: Limits, gates: Gates
+    args: argparse.Namespace, limits: Limits, gates: Gates | None = None
 ) -> tuple[ToolContext, _LazyGraph]:
     from mfconnector.auth import StaticTokenProvider
     from mfconnector.tools.base import ToolContext
@@ -167,7 +167,7 @@ def _context(
         graph_factory=graph,
         user_path=user_path,
         source=source,
-        writes=_write_setup(args, limits, gates, cloud, live=mode == "live"),
+        writes=_write_setup(args, limits, gates or Gates(), cloud, live=mode == "live"),
     )
     return context, graph
 

@@ -121,6 +121,8 @@ async def test_each_gate_lists_its_tools_and_hidden_ones_answer_gate_disabled(
         ("mail_modify", {"action": "rename", "folder_id": "Inbox", "name": "x"}, "well-known"),
         ("mail_modify", {"action": "trash", "message_id": MESSAGE, "destination": "x"}, "does not"),
         ("mail_prepare", {"action": "forward", "message_id": MESSAGE}, "needs `to`"),
+        ("mail_prepare", {"action": "new", "to": []}, "at least one address"),
+        ("mail_prepare", {"action": "forward", "message_id": MESSAGE, "to": []}, "at least one"),
         ("mail_prepare", {"action": "new", "to": ["a@b.c"], "message_id": MESSAGE}, "does not"),
         ("mail_send_confirmed", {"prepared_id": "x" * 32, "confirmed_digest": "0" * 64}, "hex"),
         ("mail_delete_permanently", {"message_id": MESSAGE, "extra": 1}, "Additional prop"),

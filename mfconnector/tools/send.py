@@ -72,6 +72,15 @@ async def _store_call(coro: Any) -> Any:
 # --- mail_prepare ----------------------------------------------------------------------
 
 
+def _needs_recipient(arguments: dict[str, Any]) -> None:
+    if "to" in arguments and not arguments["to"]:
+        raise WriteError(
+            "invalid_arguments",
+            "`to` needs at least one address; nothing was created",
+            hint="name who the message is for",
+        )
+
+
 async def _prepare(
     ctx: ToolContext, setup: WriteSetup, frozen: FrozenMessage, progress: Progress
 ) -> dict[str, Any]:
@@ -113,6 +122,7 @@ async def _prepare(
 async def prepare_new(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
+    _needs_recipient(arguments)
     await _store_call(setup.store.check())
     message = draft_fields(ctx, arguments)
     attachments = decode_attachments(ctx, arguments.get("attachments", []))
@@ -131,6 +141,7 @@ def _responder(kind: str) -> Any:
     async def prepare_response(
         ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
     ) -> dict[str, Any]:
+        _needs_recipient(arguments)
         await _store_call(setup.store.check())
         source = check_id(arguments["message_id"], "message_id")
         overrides = draft_fields(
