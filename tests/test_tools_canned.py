@@ -1,6 +1,11 @@
-"""Every tool on the bundled demo mailbox and drive, through the real server stack.
+"""Every tool on the canned fixture file (``fixtures/canned.json``), through the real stack.
 
-The context is built the way ``mfconnector --demo`` builds it (``cli._context``): the real
+The canned file is the 0.1 demo recording, kept for the strict ``--fixtures`` mode: it
+carries cases a well-behaved server never sends (a page of 51, download URLs in a
+``$select``ed list, canned 429/401 entries). The live-like demo is the emulator
+(``test_tools_demo.py``).
+
+The context is built the way ``mfconnector --fixtures PATH`` builds it (``cli._context``): the real
 GraphClient over the real FixtureTransport, wrapped only to record which requests left.
 Requests go through the real Runtime + McpServer over in-memory streams, in each protocol
 era. Every reply is validated against the official MCP schema of its era, and every
@@ -27,6 +32,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,7 +44,6 @@ from mcp_schemas import assert_valid
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.cli import FIXTURE_TOKEN, _context, build_parser
-from mfconnector.demo import demo_fixture_path
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixtures import FixtureSet, FixtureTransport, RepeatBody, load_fixtures
 from mfconnector.graph.urls import is_graph_url
@@ -49,6 +54,7 @@ from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import ToolContext
 
 ERAS = ["2026-07-28", "2025-11-25", "2025-06-18"]
+CANNED = Path(__file__).resolve().parent.parent / "fixtures" / "canned.json"
 FAST = dataclasses.replace(
     DEFAULT_LIMITS,
     graph_retry_after_max_seconds=1.0,  # the demo's 429 says 2.128 s: fail fast, never sleep
@@ -84,12 +90,12 @@ LOG_LINES: list[str] = []
 
 @cache
 def demo_set() -> FixtureSet:
-    return load_fixtures(demo_fixture_path())
+    return load_fixtures(CANNED)
 
 
 @cache
 def demo_doc() -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(demo_fixture_path().read_text(encoding="utf-8"))
+    doc: dict[str, Any] = json.loads(CANNED.read_text(encoding="utf-8"))
     return doc
 
 
@@ -422,9 +428,9 @@ def check_result(name: str, result: dict[str, Any], *, allow_partial: bool) -> N
 def demo_context(
     *, allow_partial: bool = False, limits: Limits = FAST
 ) -> tuple[ToolContext, GraphClient, RecordingTransport]:
-    """What ``cli._context`` builds for ``--demo``, with the transport recorded."""
+    """What ``cli._context`` builds for ``--fixtures CANNED``, with the transport recorded."""
     fixture_set = demo_set()
-    tokens = StaticTokenProvider(FIXTURE_TOKEN, account="demo account (fixtures)")
+    tokens = StaticTokenProvider(FIXTURE_TOKEN, account="fixture account")
     transport = RecordingTransport(FixtureTransport(fixture_set))
     client = GraphClient(
         token_provider=tokens, limits=limits, root=fixture_set.graph_root, transport=transport
@@ -435,12 +441,12 @@ def demo_context(
 
     ctx = ToolContext(
         limits=limits,
-        mode="demo",
+        mode="fixtures",
         allow_partial=allow_partial,
         token_provider=tokens,
         graph_factory=graph,
         user_path="/me",
-        source=str(demo_fixture_path()),
+        source=str(CANNED),
     )
     return ctx, client, transport
 
@@ -481,7 +487,8 @@ def skipped_items(data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_cli_demo_context_is_what_these_tests_use() -> None:
-    for flags, partial in ((["--demo"], False), (["--demo", "--allow-partial"], True)):
+    canned = ["--fixtures", str(CANNED)]
+    for flags, partial in ((canned, False), ([*canned, "--allow-partial"], True)):
         ctx, lazy = _context(build_parser().parse_args(flags), FAST)
         ours, graph, _ = demo_context(allow_partial=partial)
         try:
@@ -500,7 +507,7 @@ async def test_cli_demo_context_is_what_these_tests_use() -> None:
                     request(1, "tools/call", {"name": "account_status", "arguments": {}})
                 )
             data = reply["result"]["structuredContent"]
-            assert data["mode"] == "demo" and data["signedIn"] is True
+            assert data["mode"] == "fixtures" and data["signedIn"] is True
             assert data["allowPartial"] is partial
             assert data["profile"]["mail"] == body_json("/me")["mail"]
         finally:
@@ -511,7 +518,7 @@ async def test_cli_demo_context_is_what_these_tests_use() -> None:
 async def test_account_status(era: str) -> None:
     async with demo_client(era) as client:
         data = await client.structured("account_status")
-    assert data["mode"] == "demo"
+    assert data["mode"] == "fixtures"
     assert data["signedIn"] is True
     assert data["profile"]["displayName"] == body_json("/me")["displayName"]
     assert data["limits"]["list_items"] == CAP
@@ -1323,7 +1330,7 @@ async def test_allow_partial_changes_only_is_error(
 
 
 def test_demo_really_carries_the_secrets_that_must_not_leak() -> None:
-    text = demo_fixture_path().read_text(encoding="utf-8")
+    text = CANNED.read_text(encoding="utf-8")
     assert text.count("tempauth=FAKE") > 100
     assert '"@microsoft.graph.downloadUrl"' in text and '"contentBytes"' in text
     assert '"thumbnails"' in text and "download.aspx" in text
