@@ -223,7 +223,6 @@ class Message:
             ("importance", lambda: self.importance),
             ("parentFolderId", lambda: self.folder_id),
             ("conversationId", lambda: self.conversation_id),
-            ("conversationIndex", lambda: _conversation_index(self)),
             ("isDeliveryReceiptRequested", lambda: False),
             ("isReadReceiptRequested", lambda: False),
             ("isRead", lambda: self.is_read),
@@ -245,7 +244,9 @@ class Message:
         for name, value in values:
             if want(name):
                 out[name] = value()
-        # Only when asked for by name, as Graph does.
+        # Only when asked for by name (the documented default shape has none of these).
+        if wanted is not None and "conversationIndex" in wanted:
+            out["conversationIndex"] = _conversation_index(self)
         if wanted is not None and "uniqueBody" in wanted:
             out["uniqueBody"] = self._body_json(text_body, unique=True)
         if wanted is not None and "internetMessageHeaders" in wanted:
