@@ -18,6 +18,7 @@ phrase is written ``\\"...\\"``.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -49,8 +50,8 @@ _TEXT_FIELDS = {
 }
 _ALL_FIELDS = ("subject", "body", "from", "to", "cc", "attachments")
 
-Fields = dict[str, tuple[list[str], str]]
-"""Per field: its words (folded) and its folded text."""
+Fields = dict[str, tuple[list[str], str, list[str]]]
+"""Per field: its words (folded, in order), its folded text, its distinct words sorted."""
 Test = Callable[[Message, Fields], bool]
 
 
@@ -82,18 +83,33 @@ class SearchIndex:
             "attachments": " ".join(a.name for a in message.attachments),
             "categories": " ".join(message.categories),
         }
-        fields = {key: (words(text), text.casefold()) for key, text in sources.items()}
+        fields: Fields = {}
+        for key, text in sources.items():
+            tokens = words(text)
+            fields[key] = (tokens, text.casefold(), sorted(set(tokens)))
         self._cache[message.immutable_id] = (message.version, fields)
         return fields
 
 
-def _matches(term_words: list[str], term_text: str, field: tuple[list[str], str]) -> bool:
-    tokens, text = field
+def _has_prefix(ordered: list[str], prefix: str) -> bool:
+    """Whether some word of the sorted list starts with ``prefix`` (a binary search)."""
+    index = bisect_left(ordered, prefix)
+    return index < len(ordered) and ordered[index].startswith(prefix)
+
+
+def _matches(
+    term_words: list[str], term_text: str, field: tuple[list[str], str, list[str]]
+) -> bool:
+    tokens, text, ordered = field
     if not term_words:
         return False
     if _UNSPACED.search(term_text):
         return " ".join(term_words) in text or term_text in text
+    if not all(_has_prefix(ordered, word) for word in term_words):
+        return False
     size = len(term_words)
+    if size == 1:
+        return True
     last = size - 1
     for start in range(len(tokens) - size + 1):
         if all(tokens[start + k] == term_words[k] for k in range(last)) and tokens[

@@ -158,6 +158,7 @@ class Message:
     version: int = 1
     """Bumped by every change: the change key and etag follow it."""
     _text_cache: tuple[int, str, str] | None = None
+    _render_cache: tuple[tuple[int, bool], dict[str, Any]] | None = None
 
     @property
     def rest_id(self) -> str:
@@ -183,6 +184,7 @@ class Message:
         self.version += 1
         self.modified = now
         self._text_cache = None
+        self._render_cache = None
 
     def texts(self) -> tuple[str, str]:
         """(body as text, uniqueBody as text), converted once per version."""
@@ -201,57 +203,68 @@ class Message:
     def render(
         self, mailbox: Mailbox, *, immutable: bool, text_body: bool, select: Iterable[str] | None
     ) -> dict[str, Any]:
-        """Graph's JSON: every default property, or the ``$select``ed ones (plus id, etag)."""
-        wanted = None if select is None else set(select)
+        """Graph's JSON: every default property, or the ``$select``ed ones (plus id, etag).
 
-        def want(name: str) -> bool:
-            return wanted is None or name in wanted
-
-        out: dict[str, Any] = {"@odata.etag": self.etag, "id": self.id_for(immutable)}
-        created = self.created or self.received
-        values: list[tuple[str, Callable[[], Any]]] = [
-            ("createdDateTime", lambda: iso(created)),
-            ("lastModifiedDateTime", lambda: iso(self.modified or created)),
-            ("changeKey", lambda: self.change_key),
-            ("categories", lambda: list(self.categories)),
-            ("receivedDateTime", lambda: iso(self.received)),
-            ("sentDateTime", lambda: iso(self.sent) if self.sent else None),
-            ("hasAttachments", lambda: self.has_attachments),
-            ("internetMessageId", lambda: self.internet_message_id),
-            ("subject", lambda: self.subject),
-            ("bodyPreview", self.body_preview),
-            ("importance", lambda: self.importance),
-            ("parentFolderId", lambda: self.folder_id),
-            ("conversationId", lambda: self.conversation_id),
-            ("isDeliveryReceiptRequested", lambda: False),
-            ("isReadReceiptRequested", lambda: False),
-            ("isRead", lambda: self.is_read),
-            ("isDraft", lambda: self.is_draft),
-            ("webLink", lambda: _web_link(self, immutable)),
-            ("inferenceClassification", lambda: self.inference),
-            ("body", lambda: self._body_json(text_body, unique=False)),
-            ("sender", lambda: address_json(self.sender) if not self.is_draft else None),
-            (
-                "from",
-                lambda: address_json(self.from_ or self.sender) if not self.is_draft else None,
-            ),
-            ("toRecipients", lambda: [address_json(r) for r in self.to]),
-            ("ccRecipients", lambda: [address_json(r) for r in self.cc]),
-            ("bccRecipients", lambda: [address_json(r) for r in self.bcc]),
-            ("replyTo", lambda: [address_json(r) for r in self.reply_to]),
-            ("flag", lambda: dict(self.flag)),
-        ]
-        for name, value in values:
-            if want(name):
-                out[name] = value()
-        # Only when asked for by name (the documented default shape has none of these).
-        if wanted is not None and "conversationIndex" in wanted:
-            out["conversationIndex"] = _conversation_index(self)
-        if wanted is not None and "uniqueBody" in wanted:
-            out["uniqueBody"] = self._body_json(text_body, unique=True)
-        if wanted is not None and "internetMessageHeaders" in wanted:
-            out["internetMessageHeaders"] = [{"name": n, "value": v} for n, v in self.headers]
+        The default properties (bodies aside) are built once per version and id kind.
+        """
+        full = self._defaults(immutable)
+        if select is None:
+            out = dict(full)
+            out["body"] = self._body_json(text_body, unique=False)
+            return {key: out[key] for key in DEFAULT_ORDER}
+        out = {"@odata.etag": full["@odata.etag"], "id": full["id"]}
+        for name in select:
+            if name in full:
+                out[name] = full[name]
+            elif name == "body":
+                out["body"] = self._body_json(text_body, unique=False)
+            elif name == "uniqueBody":
+                out["uniqueBody"] = self._body_json(text_body, unique=True)
+            elif name == "conversationIndex":
+                out["conversationIndex"] = _conversation_index(self)
+            elif name == "internetMessageHeaders":
+                out["internetMessageHeaders"] = [{"name": n, "value": v} for n, v in self.headers]
         return out
+
+    def _defaults(self, immutable: bool) -> dict[str, Any]:
+        cache = self._render_cache
+        key = (self.version, immutable)
+        if cache is not None and cache[0] == key:
+            return cache[1]
+        created = self.created or self.received
+        draft = self.is_draft
+        full: dict[str, Any] = {
+            "@odata.etag": self.etag,
+            "id": self.id_for(immutable),
+            "createdDateTime": iso(created),
+            "lastModifiedDateTime": iso(self.modified or created),
+            "changeKey": self.change_key,
+            "categories": list(self.categories),
+            "receivedDateTime": iso(self.received),
+            "sentDateTime": iso(self.sent) if self.sent else None,
+            "hasAttachments": self.has_attachments,
+            "internetMessageId": self.internet_message_id,
+            "subject": self.subject,
+            "bodyPreview": self.body_preview(),
+            "importance": self.importance,
+            "parentFolderId": self.folder_id,
+            "conversationId": self.conversation_id,
+            "isDeliveryReceiptRequested": False,
+            "isReadReceiptRequested": False,
+            "isRead": self.is_read,
+            "isDraft": draft,
+            "webLink": _web_link(self, immutable),
+            "inferenceClassification": self.inference,
+            "sender": None if draft else address_json(self.sender),
+            "from": None if draft else address_json(self.from_ or self.sender),
+            "toRecipients": [address_json(r) for r in self.to],
+            "ccRecipients": [address_json(r) for r in self.cc],
+            "bccRecipients": [address_json(r) for r in self.bcc],
+            "replyTo": [address_json(r) for r in self.reply_to],
+            "flag": dict(self.flag),
+        }
+        self._render_cache = (key, full)
+        return full
 
     def _body_json(self, text_body: bool, *, unique: bool) -> dict[str, str]:
         if text_body and self.body_type == "html":
@@ -261,6 +274,39 @@ class Message:
             return {"contentType": self.body_type, "content": self.unique_body or self.body}
         return {"contentType": self.body_type, "content": self.body}
 
+
+DEFAULT_ORDER = (
+    "@odata.etag",
+    "id",
+    "createdDateTime",
+    "lastModifiedDateTime",
+    "changeKey",
+    "categories",
+    "receivedDateTime",
+    "sentDateTime",
+    "hasAttachments",
+    "internetMessageId",
+    "subject",
+    "bodyPreview",
+    "importance",
+    "parentFolderId",
+    "conversationId",
+    "isDeliveryReceiptRequested",
+    "isReadReceiptRequested",
+    "isRead",
+    "isDraft",
+    "webLink",
+    "inferenceClassification",
+    "body",
+    "sender",
+    "from",
+    "toRecipients",
+    "ccRecipients",
+    "bccRecipients",
+    "replyTo",
+    "flag",
+)
+"""The order of Graph's own example (message-get-html.json)."""
 
 MESSAGE_PROPERTIES = frozenset(
     {
@@ -436,10 +482,12 @@ class Drive:
     items: dict[str, DriveItem] = field(default_factory=dict)
     root_id: str = ""
     _children: dict[str, list[str]] | None = None
+    _rendered: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
 
     def add(self, item: DriveItem) -> DriveItem:
         self.items[item.id] = item
         self._children = None
+        self._rendered.clear()
         return item
 
     def children(self, item_id: str) -> list[DriveItem]:
@@ -479,7 +527,19 @@ class Drive:
         return sum(self.size_of(child) for child in self.children(item.id))
 
     def render(self, item: DriveItem) -> dict[str, Any]:
-        """The full driveItem, download URL excluded (it is added per request)."""
+        """The full driveItem, download URL excluded (it is added per request).
+
+        Built once per item version: the demo drives are read-only, so a folder's size and
+        child count cannot change under a cached answer.
+        """
+        cached = self._rendered.get(item.id)
+        if cached is not None and cached[0] == item.version:
+            return dict(cached[1])
+        out = self._render(item)
+        self._rendered[item.id] = (item.version, out)
+        return dict(out)
+
+    def _render(self, item: DriveItem) -> dict[str, Any]:
         tag = f"{{{item.guid.upper()}}},{item.version}"
         person = {
             "user": {
