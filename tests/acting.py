@@ -263,6 +263,13 @@ class Caller:
         data: dict[str, Any] = result["structuredContent"]
         return data
 
+    async def data(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Structured content, complete or not (a cut list is ``isError`` by contract)."""
+        result = await self.call(name, arguments)
+        assert "structuredContent" in result, result["content"][0]["text"]
+        data: dict[str, Any] = result["structuredContent"]
+        return data
+
     async def fail(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         result = await self.call(name, arguments)
         assert result["isError"] is True and "structuredContent" not in result, result

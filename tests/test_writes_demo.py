@@ -1,0 +1,228 @@
+"""The acting tools end to end on the demo (``--demo`` with every switch on): the context
+the CLI builds, the Graph emulator behind it, and what a user would check afterwards with
+the read tools — a sent message is in the sandbox's Sent Items, a deleted one is gone."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+from acting import FAST, Caller
+from harness import open_session, request
+
+from mfconnector.cli import _context, build_parser
+from mfconnector.tools.gated import hidden_tools, listed_tools
+from mfconnector.writes.gates import gates_from_args
+
+SWITCHES = ["--demo", "--enable-writes", "--enable-send", "--enable-delete"]
+
+
+@asynccontextmanager
+async def demo_tools() -> AsyncIterator[Caller]:
+    args = build_parser().parse_args(SWITCHES)
+    gates = gates_from_args(args, {})
+    ctx, graph = _context(args, FAST, gates)
+    assert ctx.writes is not None and ctx.writes.store.store.path is None, "demo: memory"
+    try:
+        with trio.fail_after(60):
+            async with open_session(
+                tools=listed_tools(gates), context=ctx, limits=FAST, hidden=hidden_tools(gates)
+            ) as session:
+                yield Caller(session)
+    finally:
+        await graph.aclose()
+
+
+async def sent_subjects(tools: Caller) -> list[str]:
+    listed = await tools.data("mail_list", {"folder": "sentitems", "limit": 50})
+    return [m.get("subject") for m in listed["messages"]]
+
+
+def confirm(prepared: dict[str, Any]) -> dict[str, Any]:
+    return {"prepared_id": prepared["prepared_id"], "confirmed_digest": prepared["digest"]}
+
+
+async def test_a_new_message_is_sent_once_into_sent_items() -> None:
+    async with demo_tools() as tools:
+        prepared = await tools.ok(
+            "mail_prepare",
+            {
+                "action": "new",
+                "to": ["megan@fabrikam.example"],
+                "bcc": ["audit@fabrikam.example"],
+                "subject": "Demo send 7f3a",
+                "text": "Lunch at noon?",
+            },
+        )
+        assert prepared["message"]["bcc"][0]["address"] == "audit@fabrikam.example"
+        assert "Demo send 7f3a" not in await sent_subjects(tools)
+        sent = await tools.ok("mail_send_confirmed", confirm(prepared))
+        again = await tools.ok("mail_send_confirmed", confirm(prepared))
+        subjects = await sent_subjects(tools)
+    assert sent["status"] == "verified"
+    assert again["resent"] is False
+    assert subjects.count("Demo send 7f3a") == 1
+
+
+async def test_a_reply_uses_outlooks_threading_and_is_sent() -> None:
+    async with demo_tools() as tools:
+        inbox = await tools.data("mail_list", {"limit": 5})
+        original = inbox["messages"][0]
+        prepared = await tools.ok(
+            "mail_prepare",
+            {"action": "reply", "message_id": original["id"], "comment": "Thanks, agreed."},
+        )
+        message = prepared["message"]
+        assert message["subject"].startswith("RE:")
+        assert [a["address"] for a in message["to"]] == [
+            original["from"]["emailAddress"]["address"]
+        ]
+        assert "Thanks, agreed." in message["text"]
+        sent = await tools.ok("mail_send_confirmed", confirm(prepared))
+        assert sent["status"] == "verified"
+        assert message["subject"] in await sent_subjects(tools)
+
+
+async def test_draft_attachment_review_revise_prepare_send() -> None:
+    data = b"%PDF-1.7 demo numbers\n" * 50
+    async with demo_tools() as tools:
+        created = await tools.ok(
+            "mail_create",
+            {
+                "action": "draft",
+                "to": ["megan@fabrikam.example"],
+                "subject": "Numbers 19c2",
+                "html": "<p>See the <b>numbers</b>.</p>",
+                "attachments": [
+                    {
+                        "name": "numbers.pdf",
+                        "content_base64": base64.b64encode(data).decode(),
+                        "content_type": "application/pdf",
+                    }
+                ],
+            },
+        )
+        draft_id = created["draft"]["id"]
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft_id})
+        (attachment,) = read["message"]["attachments"]
+        assert attachment["sha256"] == hashlib.sha256(data).hexdigest()
+        assert attachment["size"] == len(data)
+        revised = await tools.ok(
+            "mail_create",
+            {
+                "action": "revise_draft",
+                "message_id": draft_id,
+                "source_digest": read["source_digest"],
+                "cc": ["lee@fabrikam.example"],
+            },
+        )
+        new_id = revised["revision"]["id"]
+        review = await tools.ok("mail_review", {"action": "draft", "message_id": new_id})
+        assert review["message"]["attachments"][0]["sha256"] == attachment["sha256"]
+        prepared = await tools.ok(
+            "mail_prepare",
+            {"action": "draft", "message_id": new_id, "source_digest": review["source_digest"]},
+        )
+        sent = await tools.ok("mail_send_confirmed", confirm(prepared))
+        original = await tools.ok("mail_review", {"action": "draft", "message_id": draft_id})
+    assert sent["status"] == "verified"
+    assert original["source_digest"] == read["source_digest"], "the source draft is kept"
+
+
+async def test_folders_flags_move_and_permanent_delete() -> None:
+    async with demo_tools() as tools:
+        folder = (await tools.ok("mail_create", {"action": "folder", "name": "Receipts"}))[
+            "created"
+        ]
+        renamed = await tools.ok(
+            "mail_modify", {"action": "rename", "folder_id": folder["id"], "name": "Receipts 26"}
+        )
+        assert renamed["renamed"]["displayName"] == "Receipts 26"
+        refused = await tools.fail(
+            "mail_modify", {"action": "rename", "folder_id": "inbox", "name": "Mine"}
+        )
+        assert refused["error_code"] == "unsupported_operation"
+        message = (await tools.data("mail_list", {"limit": 1}))["messages"][0]
+        flagged = await tools.ok(
+            "mail_modify",
+            {
+                "action": "flags",
+                "message_id": message["id"],
+                "read": True,
+                "flag": "flagged",
+                "categories_add": ["Receipts"],
+            },
+        )
+        key = flagged["updated"]["changeKey"]
+        assert flagged["updated"]["categories"][-1] == "Receipts"
+        await tools.ok(
+            "mail_modify",
+            {"action": "flags", "message_id": message["id"], "read": False, "unchanged_since": key},
+        )
+        stale = await tools.fail(
+            "mail_modify",
+            {"action": "flags", "message_id": message["id"], "read": True, "unchanged_since": key},
+        )
+        assert stale["error_code"] == "conflict"
+        moved = await tools.ok(
+            "mail_modify",
+            {"action": "move", "message_id": message["id"], "destination": folder["id"]},
+        )
+        assert moved["moved"]["parentFolderId"] == folder["id"]
+        in_folder = await tools.data("mail_list", {"folder": folder["id"]})
+        assert [m["id"] for m in in_folder["messages"]] == [message["id"]]
+        deleted = await tools.ok("mail_delete_permanently", {"message_id": message["id"]})
+        assert deleted["deleted"]["subject"] == message["subject"]
+        gone = await tools.call("mail_read", {"message_id": message["id"]})
+        assert gone["isError"] is True
+        assert (await tools.data("mail_list", {"folder": folder["id"]}))["messages"] == []
+
+
+def test_the_demo_process_sends_into_its_sandbox() -> None:
+    prepare = request(
+        1,
+        "tools/call",
+        {
+            "name": "mail_prepare",
+            "arguments": {
+                "action": "new",
+                "to": ["megan@fabrikam.example"],
+                "subject": "From a real process",
+                "text": "hello",
+            },
+        },
+    )
+    with subprocess.Popen(
+        [sys.executable, "-m", "mfconnector", *SWITCHES],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+
+        def call(message: dict[str, Any]) -> dict[str, Any]:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+            result: dict[str, Any] = json.loads(process.stdout.readline())["result"]
+            return result
+
+        prepared = call(prepare)["structuredContent"]
+        sent = call(
+            request(
+                2, "tools/call", {"name": "mail_send_confirmed", "arguments": confirm(prepared)}
+            )
+        )["structuredContent"]
+        listed = call(
+            request(3, "tools/call", {"name": "mail_list", "arguments": {"folder": "sentitems"}})
+        )["structuredContent"]
+        _, stderr = process.communicate(timeout=30)
+        assert process.returncode == 0, stderr
+    assert sent["status"] == "verified"
+    assert "From a real process" in [m["subject"] for m in listed["messages"]]
