@@ -246,7 +246,7 @@ MAIL_CREATE = Tool(
     description=(
         "Adds only. folder: name,parent. copy: message_id,destination. draft: to,cc,bcc,"
         "subject,text|html,attachments[{name,content_base64}]. revise_draft: message_id,"
-        "source_digest + fields to change (new draft; source kept)."
+        "source_digest + fields to change (a new draft)."
     ),
     input_schema=input_schema(
         {
@@ -475,7 +475,7 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
 MAIL_DELETE_PERMANENTLY = Tool(
     name="mail_delete_permanently",
     title="Delete permanently",
-    description="Irreversibly deletes a message (not to Deleted Items). Echoes what it deleted.",
+    description="Deletes a message for good (not to Deleted Items); echoes what it deleted.",
     input_schema=input_schema({"message_id": STR}, "message_id"),
     output_schema=OUTPUT,
     handler=delete_permanently,
