@@ -226,3 +226,14 @@ def test_the_demo_process_sends_into_its_sandbox() -> None:
         assert process.returncode == 0, stderr
     assert sent["status"] == "verified"
     assert "From a real process" in [m["subject"] for m in listed["messages"]]
+
+
+async def test_account_status_names_the_switches_and_the_state_store() -> None:
+    async with demo_tools() as tools:
+        status = await tools.ok("account_status", {})
+    assert status["acting"] == {
+        "writes": True,
+        "send": True,
+        "delete": True,
+        "stateFile": "memory",
+    }

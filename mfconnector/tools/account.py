@@ -51,6 +51,14 @@ async def account_status(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
         "allowPartial": ctx.allow_partial,
         "limits": {name: getattr(ctx.limits, name) for name in SHOWN_LIMITS},
     }
+    if ctx.writes is not None:  # which acting switches the operator turned on
+        gates = ctx.writes.gates
+        result["acting"] = {
+            "writes": gates.writes,
+            "send": gates.send,
+            "delete": gates.delete,
+            "stateFile": ctx.writes.store.store.location,
+        }
     if result["signedIn"]:
         try:
             graph = await ctx.graph()
