@@ -225,7 +225,13 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, str]:
         config = auth_config_from_args(args)
     except AuthError as error:
         return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, "global"
-    provider = build_token_provider(config)
+    # The server asks for the read permissions only: Entra ID puts every permission the
+    # user consented to in the token anyway, and asking for a write permission that was
+    # never consented would break the read tools too. The acting tools check the granted
+    # permissions themselves and name the login command that adds the missing ones.
+    import dataclasses
+
+    provider = build_token_provider(dataclasses.replace(config, extra_scopes=()))
     return provider, config.user_path, config.graph_root, config.cloud.name
 
 

@@ -170,3 +170,19 @@ def test_the_instructions_say_what_the_server_may_do(args: list[str], says: str)
     instructions = json.loads(done.stdout.splitlines()[0])["result"]["instructions"]
     assert says in instructions
     assert ("mail_prepare" in instructions) is bool(args)
+
+
+def test_a_live_server_asks_for_read_permissions_and_login_for_the_gates(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mfconnector.cli import _live_auth
+
+    monkeypatch.setenv("MFC_CLIENT_ID", CLIENT_ID)
+    monkeypatch.setenv("MFC_CACHE_PATH", str(tmp_path / "c.json"))
+    args = build_parser().parse_args(["--enable-writes", "--enable-send"])
+    provider, _, _, cloud = _live_auth(args)
+    assert "Mail.Send" not in provider.config.scopes
+    assert "Mail.Read" in provider.config.scopes
+    assert cloud == "global"
+    login = auth_config_from_args(build_parser().parse_args(["login", "--enable-send"]))
+    assert {"Mail.ReadWrite", "Mail.Send"} <= set(login.scopes)
