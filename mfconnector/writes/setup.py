@@ -18,7 +18,7 @@ from mfconnector.writes.store import AsyncSendStore, StateStoreError
 if TYPE_CHECKING:
     from mfconnector.tools.base import ToolContext
 
-__all__ = ["WriteSetup", "account_of", "gate_error", "require_scopes", "setup_of", "store_of"]
+__all__ = ["WriteSetup", "account_of", "gate_error", "require_scopes", "setup_of", "state_error"]
 
 
 @dataclass
@@ -79,10 +79,6 @@ async def account_of(ctx: ToolContext) -> str:
     """Who a preparation belongs to: the signed-in account as the token provider names it."""
     facts: dict[str, Any] = await ctx.token_provider.describe()
     return str(facts.get("account") or "unknown account")
-
-
-def store_of(setup: WriteSetup) -> AsyncSendStore:
-    return setup.store
 
 
 def state_error(error: StateStoreError) -> WriteError:
