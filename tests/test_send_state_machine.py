@@ -194,8 +194,8 @@ def test_no_preparation_is_ever_sent_twice_or_changed(tmp_path: Path) -> None:
     DIRECTORY[:] = [tmp_path]
     machine = SendMachine.TestCase
     machine.settings = settings(
-        max_examples=40,
-        stateful_step_count=14,
+        max_examples=60,
+        stateful_step_count=20,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
