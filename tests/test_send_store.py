@@ -170,3 +170,28 @@ def test_the_error_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(StateStoreError) as caught:
         SendStore(path).check()
     assert str(path) in caught.value.message
+
+
+@pytest.mark.parametrize("released_after", [0.1, None])
+def test_another_process_holding_the_write_lock(
+    tmp_path: Path, released_after: float | None
+) -> None:
+    """Within ``state_busy_seconds`` the claim waits its turn; past it, a named error."""
+    import dataclasses
+    import threading
+
+    path = tmp_path / "s.sqlite3"
+    limits = dataclasses.replace(FAST, state_busy_seconds=2.0 if released_after else 0.2)
+    store = SendStore(path, limits=limits)
+    store.save(preparation("p1", 2.0e9))
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    if released_after is not None:
+        threading.Timer(released_after, lambda: holder.execute("ROLLBACK")).start()
+        assert store.claim("p1", ACCOUNT, "/me", DIGEST).status == "claimed"
+    else:
+        with pytest.raises(StateStoreError) as caught:
+            store.claim("p1", ACCOUNT, "/me", DIGEST)
+        assert "locked by another process" in caught.value.message
+        holder.execute("ROLLBACK")
+    holder.close()
