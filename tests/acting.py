@@ -132,6 +132,8 @@ class ScriptedMailbox:
             )
         route("POST", f"{base}/attachments", lambda r: self._attach(draft.id, r))
         route("POST", f"{base}/send", lambda r: self._send(draft.id, r))
+        route("POST", f"{base}/copy", lambda r: self._copy(draft.id))
+        route("PATCH", base, lambda r: self._patch(draft.id, r))
         route(
             "GET",
             f"/v1.0/me/mailFolders/sentitems/messages/{draft.id}",
@@ -180,6 +182,34 @@ class ScriptedMailbox:
             ("forward", "createForward"),
         ):
             self.server.route("POST", f"{base}/{endpoint}", respond(kind))
+
+    def _copy(self, draft_id: str) -> Reply:
+        source = self.drafts[draft_id]
+        copy = dataclasses.replace(
+            source,
+            id=outlook_id(f"copy{next(_counter)}"),
+            body=dict(source.body),
+            to=list(source.to),
+            cc=list(source.cc),
+            bcc=list(source.bcc),
+            attachments=list(source.attachments),
+        )
+        self.add(copy)
+        return Reply.json(copy.json(), 201)
+
+    def _patch(self, draft_id: str, recorded: RecordedRequest) -> Reply:
+        draft = self.drafts[draft_id]
+        doc = json.loads(recorded.body)
+        for key, attribute in (
+            ("toRecipients", "to"),
+            ("ccRecipients", "cc"),
+            ("bccRecipients", "bcc"),
+        ):
+            if key in doc:
+                setattr(draft, attribute, [r["emailAddress"]["address"] for r in doc[key]])
+        draft.subject = doc.get("subject", draft.subject)
+        draft.body = doc.get("body", draft.body)
+        return Reply.json(draft.json())
 
     def _read(self, draft_id: str) -> Reply:
         return Reply.json(self.drafts[draft_id].json())

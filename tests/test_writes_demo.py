@@ -237,3 +237,34 @@ async def test_account_status_names_the_switches_and_the_state_store() -> None:
         "delete": True,
         "stateFile": "memory",
     }
+
+
+async def test_revising_a_reply_keeps_its_thread_and_replaces_attachments() -> None:
+    async with demo_tools() as tools:
+        original = (await tools.data("mail_list", {"limit": 1}))["messages"][0]
+        reply = await tools.ok(
+            "mail_prepare", {"action": "reply", "message_id": original["id"], "comment": "Ok."}
+        )
+        reply_id = reply["message"]["id"]
+        revised = await tools.ok(
+            "mail_create",
+            {
+                "action": "revise_draft",
+                "message_id": reply_id,
+                "source_digest": reply["digest"],
+                "cc": ["lee@fabrikam.example"],
+                "attachments": [
+                    {"name": "b.txt", "content_base64": base64.b64encode(b"B").decode()}
+                ],
+            },
+        )
+        new_id = revised["revision"]["id"]
+        review = await tools.ok("mail_review", {"action": "draft", "message_id": new_id})
+        read = await tools.data("mail_read", {"message_id": new_id})
+        source_after = await tools.ok("mail_review", {"action": "draft", "message_id": reply_id})
+    assert new_id != reply_id
+    assert read["message"]["conversationId"] == original["conversationId"]
+    assert review["message"]["subject"] == reply["message"]["subject"]
+    assert [a["address"] for a in review["message"]["cc"]] == ["lee@fabrikam.example"]
+    assert [a["name"] for a in review["message"]["attachments"]] == ["b.txt"]
+    assert source_after["source_digest"] == reply["digest"], "the source is untouched"

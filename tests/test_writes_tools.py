@@ -429,6 +429,7 @@ async def test_revise_draft_with_a_stale_digest_writes_nothing(graph: LoopbackSe
         )
     new = mailbox.drafts[revised["revision"]["id"]]
     assert revised["original_retained"] is True and draft.subject == "Changed in Outlook"
+    assert draft.cc == [], "the source draft is untouched"
     assert (new.subject, new.cc, new.to, new.body) == (
         "Changed in Outlook",
         ["lee@contoso.com"],
@@ -436,6 +437,13 @@ async def test_revise_draft_with_a_stale_digest_writes_nothing(graph: LoopbackSe
         draft.body,
     )
     assert new.attachments == [("a.txt", "text/plain", b"A")]
+    copy, patch = [r for r in graph.requests if r.method != "GET"]
+    assert (copy.method, copy.path) == ("POST", f"{BASE}/messages/{draft.id}/copy")
+    assert json.loads(copy.body) == {"destinationId": "drafts"}
+    assert (patch.method, patch.path) == ("PATCH", f"{BASE}/messages/{new.id}")
+    assert json.loads(patch.body) == {
+        "ccRecipients": [{"emailAddress": {"address": "lee@contoso.com"}}]
+    }
 
 
 # --- limits at L-1, L and L+1 --------------------------------------------------------------

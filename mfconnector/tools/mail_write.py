@@ -152,6 +152,17 @@ async def create_draft(
             hint="look in Drafts before creating it again",
         )
     progress.did("create the draft", draft_id=draft_id)
+    await _attach(ctx, progress, draft_id, attachments)
+    return draft_id
+
+
+async def _attach(
+    ctx: ToolContext,
+    progress: Progress,
+    draft_id: str,
+    attachments: list[tuple[str, str, bytes]],
+) -> None:
+    """One POST per file attachment (Graph's simple upload, up to 3 MB each)."""
     for name, content_type, data in attachments:
         await write(
             ctx,
@@ -166,7 +177,6 @@ async def create_draft(
             },
         )
         progress.did(f"attach {name}")
-    return draft_id
 
 
 # --- mail_create ---------------------------------------------------------------------
@@ -204,7 +214,7 @@ async def new_draft(
 async def revise_draft(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    """A new draft from a source draft read just now; a stale digest writes nothing."""
+    """A revised copy of a draft read just now; a stale digest writes nothing."""
     changes = draft_fields(ctx, arguments)
     replaced = (
         decode_attachments(ctx, arguments["attachments"]) if "attachments" in arguments else None
@@ -218,23 +228,50 @@ async def revise_draft(
             retry_safe=True,
             details={"current_digest": source.digest},
         )
-    record = source.record
-    message: dict[str, Any] = {
-        "subject": record["subject"],
-        "body": dict(record["body"]),
-        "toRecipients": [{"emailAddress": a} for a in record["to"]],
-        "ccRecipients": [{"emailAddress": a} for a in record["cc"]],
-        "bccRecipients": [{"emailAddress": a} for a in record["bcc"]],
-    }
-    message.update(changes)
-    if replaced is None:
-        replaced = [
-            (a["name"], a["content_type"], data)
-            for a, data in zip(record["attachments"], source.attachment_bytes, strict=True)
-        ]
-    draft_id = await create_draft(ctx, progress, message, replaced)
+    source_path = _message_path(ctx, source.draft_id)
+    old_files = [a["name"] for a in source.record["attachments"]]
+    progress.plan(
+        "copy the draft",
+        *(["apply the changes"] if changes else []),
+        *(f"remove {name}" for name in (old_files if replaced is not None else [])),
+        *(f"attach {name}" for name, _, _ in replaced or []),
+    )
+    # A copy keeps what Outlook keeps with the draft (reply threading, inline images);
+    # only the changed properties are then written to the copy.
+    copied = await write(ctx, progress, "POST", f"{source_path}/copy", {"destinationId": "drafts"})
+    draft_id = str(copied.get("id") or "")
+    if not draft_id:
+        raise WriteError(
+            "outcome_unknown",
+            "Graph copied the draft but returned no id",
+            hint="look in Drafts before revising again",
+        )
+    progress.did("copy the draft", draft_id=draft_id)
+    if copied.get("isDraft") is False:
+        raise WriteError(
+            "unsupported_operation",
+            "Graph's copy of the draft is not a draft, so it cannot be revised; it was left "
+            "in Drafts",
+            hint="create a new draft with mail_create draft instead",
+        )
+    path = _message_path(ctx, draft_id)
+    if changes:
+        await write(ctx, progress, "PATCH", path, changes)
+        progress.did("apply the changes")
+    if replaced is not None:
+        graph = await ctx.graph()
+        listed = await graph.get_json(
+            f"{path}/attachments", query={"$select": "id,name"}, headers=PREFER_IDS
+        )
+        values = listed.body.get("value") if isinstance(listed.body, dict) else None
+        for item in values if isinstance(values, list) else []:
+            attachment = quote_segment(str(item.get("id", "")))
+            await write(ctx, progress, "DELETE", f"{path}/attachments/{attachment}")
+            progress.did(f"remove {item.get('name')}")
+        await _attach(ctx, progress, draft_id, replaced)
+    kept = len(old_files) if replaced is None else len(replaced)
     return {
-        "revision": {"id": draft_id, "attachments": len(replaced)},
+        "revision": {"id": draft_id, "attachments": kept},
         "source": {"id": source.draft_id, "source_digest": source.digest},
         "original_retained": True,
     }
@@ -246,7 +283,7 @@ MAIL_CREATE = Tool(
     description=(
         "Adds only. folder: name,parent. copy: message_id,destination. draft: to,cc,bcc,"
         "subject,text|html,attachments[{name,content_base64}]. revise_draft: message_id,"
-        "source_digest + fields to change (a new draft)."
+        "source_digest + fields to change (a copy; source kept)."
     ),
     input_schema=input_schema(
         {
