@@ -80,8 +80,11 @@ class McpServer:
 
     def __init__(self, tools: Sequence[Tool], context: ToolContext) -> None:
         self._tools = {tool.name: tool for tool in tools}
-        self._definitions = [tool.definition() for tool in tools]
-        self._schemas = {tool.name: json.dumps(tool.input_schema, sort_keys=True) for tool in tools}
+        limits = context.limits
+        self._definitions = [tool.definition(limits) for tool in tools]
+        self._schemas = {
+            tool.name: json.dumps(tool.input_schema_for(limits), sort_keys=True) for tool in tools
+        }
         self._context = context
         self._legacy_version: str | None = None
         self._tools_list_json = {
