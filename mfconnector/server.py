@@ -224,7 +224,9 @@ class McpServer:
         tool = self._tools.get(name)
         if tool is None:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
-        problems = argument_errors(self._schemas[name], arguments)
+        problems = argument_errors(
+            self._schemas[name], arguments, self._context.limits.argument_errors_listed
+        )
         if problems:
             message = f"Invalid arguments for {name}: " + "; ".join(problems)
             if era.version == OLDEST_ERA_WITH_PROTOCOL_ARGUMENT_ERRORS:

@@ -90,23 +90,8 @@ fallback (``simple_arguments``) cannot build."""
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def demo_available() -> bool:
-    try:
-        from mfconnector.demo import demo_fixture_path
-
-        demo_fixture_path()
-    except Exception:
-        return False
-    return True
-
-
-SERVER_MODES = [
-    "live",
-    pytest.param(
-        "demo",
-        marks=pytest.mark.skipif(not demo_available(), reason="demo mailbox not bundled yet"),
-    ),
-]
+SERVER_MODES = ["live", "demo"]
+"""Both always run: a missing demo mailbox is a failure, never a skip."""
 
 
 # --- the real server through the SDK's stdio transport, recorded ----------------------

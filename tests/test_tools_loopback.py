@@ -941,3 +941,168 @@ async def test_a_cursor_into_another_drive_is_accepted_only_when_signed(
         "/v1.0/me/drive/root/children",
         "/v1.0/drives/b!someone-else/root/children",
     ]
+
+
+# --- $select everywhere: Graph is asked only for what a tool returns ---------------------------
+
+SECRET = "tempauth=SELECT-SECRET"
+
+
+def full_drive_item(index: int) -> dict[str, Any]:
+    """A driveItem as Graph sends it when nothing is selected: URLs that are credentials."""
+    return {
+        "@odata.etag": f'"{{etag-{index}}},1"',
+        "id": f"01SELECT{index:026d}",
+        "name": f"budget {index}.xlsx",
+        "size": 1000 + index,
+        "createdDateTime": "2026-03-01T10:00:00Z",
+        "lastModifiedDateTime": "2026-03-02T10:00:00Z",
+        "webUrl": f"https://contoso-my.sharepoint.com/personal/u/Documents/budget%20{index}.xlsx",
+        "file": {"mimeType": "application/vnd.ms-excel", "hashes": {"quickXorHash": "x"}},
+        "parentReference": {"driveId": "b!drive", "id": "01ROOT", "path": "/drive/root:"},
+        "@microsoft.graph.downloadUrl": f"https://contoso-my.sharepoint.com/dl?{SECRET}",
+        "thumbnails": [{"small": {"url": f"https://t.svc.ms/thumb?{SECRET}"}}],
+        "cTag": "adDpGMEI",
+    }
+
+
+def full_message(index: int) -> dict[str, Any]:
+    return {
+        "@odata.etag": 'W/"CQAAABYAAAC"',
+        "id": f"AAMkAGI2-select-{index:04d}=",
+        "subject": f"Budget {index}",
+        "receivedDateTime": "2026-03-02T10:00:00Z",
+        "isRead": False,
+        "from": {"emailAddress": {"name": "A", "address": "a@contoso.com"}},
+        "bodyPreview": "see the budget",
+        "hasAttachments": index == 0,
+        "body": {
+            "contentType": "html",
+            "content": f'<a href="https://contoso.sharepoint.com/d?{SECRET}">budget</a>',
+        },
+        "uniqueBody": {"contentType": "html", "content": f"https://x/?{SECRET}"},
+    }
+
+
+def full_attachment() -> dict[str, Any]:
+    return {
+        "@odata.type": "#microsoft.graph.fileAttachment",
+        "id": "AAMkAGI2-select-att=",
+        "name": "budget.pdf",
+        "contentType": "application/pdf",
+        "size": 12,
+        "isInline": False,
+        "lastModifiedDateTime": "2026-03-02T10:00:00Z",
+        "contentBytes": base64.b64encode(b"%PDF secret").decode(),
+        "contentId": "x",
+    }
+
+
+def selected(doc: dict[str, Any], recorded: RecordedRequest) -> dict[str, Any]:
+    """What Graph returns under the request's $select: those fields and OData annotations."""
+    fields = set(query_of(recorded)["$select"].split(","))
+    return {k: v for k, v in doc.items() if k in fields or k.startswith("@odata.")}
+
+
+def selecting_graph(server: LoopbackServer) -> None:
+    """A Graph that honours $select (and pages once, with a next link without $select)."""
+
+    def collection(items: list[dict[str, Any]], path: str) -> Callable[[RecordedRequest], Reply]:
+        def answer(recorded: RecordedRequest) -> Reply:
+            if "$select" not in query_of(recorded):
+                return Reply.json({"value": items})  # everything, download URLs included
+            skip = int(query_of(recorded).get("$skip", "0"))
+            page = [selected(item, recorded) for item in items[skip : skip + 2]]
+            doc: dict[str, Any] = {"value": page}
+            if skip + 2 < len(items):
+                doc["@odata.nextLink"] = f"{server.url}{path}?$skip={skip + 2}"
+            return Reply.json(doc)
+
+        return answer
+
+    drive = [full_drive_item(index) for index in range(3)]
+    mail = [full_message(index) for index in range(3)]
+    for path, items in (
+        ("/v1.0/me/drive/root/children", drive),
+        ("/v1.0/me/drive/root/search(q='budget')", drive),
+        ("/v1.0/me/mailFolders/inbox/messages", mail),
+        ("/v1.0/me/messages", mail),
+        ("/v1.0/me/mailFolders", [{"id": "AAMkAGI2-folder=", "displayName": "Inbox"}]),
+        ("/v1.0/me/messages/AAMkAGI2-select-0000=/attachments", [full_attachment()]),
+    ):
+        server.route("GET", path, collection(items, path))
+
+    def one(doc: dict[str, Any]) -> Callable[[RecordedRequest], Reply]:
+        return lambda recorded: Reply.json(
+            selected(doc, recorded) if "$select" in query_of(recorded) else doc
+        )
+
+    text_body = {**full_message(0), "body": {"contentType": "text", "content": "see budget"}}
+    server.route("GET", "/v1.0/me/messages/AAMkAGI2-select-0000=", one(text_body))
+    server.route("GET", f"/v1.0/me/drive/items/{drive[0]['id']}", one(drive[0]))
+    server.route("GET", "/v1.0/me", one({"id": "1", "displayName": "A", "mail": "a@contoso.com"}))
+
+
+SELECT_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("mail_folders", {}),
+    ("mail_list", {}),
+    ("mail_search", {"query": "budget"}),
+    ("mail_read", {"message_id": "AAMkAGI2-select-0000="}),
+    ("files_list", {}),
+    ("files_search", {"query": "budget"}),
+    ("files_read", {"item_id": full_drive_item(0)["id"]}),
+    ("account_status", {}),
+]
+
+
+async def test_every_request_carries_select_and_a_complete_result_is_complete(
+    graph: LoopbackServer,
+) -> None:
+    """Against a Graph that honours $select, nothing that must be stripped ever arrives, so
+    results whose every item and character was shown are complete (isError false), pages
+    reached by cursor included; nothing secret reaches the wire."""
+    selecting_graph(graph)
+    async with tools_on(graph) as tools:
+        for tool, arguments in SELECT_CALLS:
+            result = await tools.call(tool, arguments)
+            data = result["structuredContent"]
+            while "skipped" in data:  # only further pages may be left: follow them
+                assert set(data["skipped"]) == {"items"}, (tool, data["skipped"])
+                assert data["skipped"]["items"]["morePages"] is True
+                result = await tools.call(
+                    tool, {**arguments, "cursor": data["skipped"]["items"]["cursor"]}
+                )
+                data = result["structuredContent"]
+            assert result["isError"] is False and "incomplete" not in data, (tool, data)
+            assert "SELECT-SECRET" not in json.dumps(result)
+    assert len(graph.requests) >= len(SELECT_CALLS) + 4
+    for recorded in graph.requests:
+        query = query_of(recorded)
+        assert "$select" in query, recorded.target
+        fields = query["$select"].split(",")
+        assert not any(
+            "download" in f.lower() or f in ("thumbnails", "contentBytes", "uniqueBody")
+            for f in fields
+        ), recorded.target
+        assert "$expand" not in query, recorded.target
+
+
+async def test_a_url_graph_sends_anyway_is_still_removed_and_reported(
+    graph: LoopbackServer,
+) -> None:
+    """The same items from a Graph that ignores $select: stripped, reported, incomplete."""
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/root/children",
+        Reply.json({"value": [full_drive_item(0)]}),
+    )
+    async with tools_on(graph) as tools:
+        result = await tools.call("files_list", {})
+    data = result["structuredContent"]
+    assert result["isError"] is True and data["incomplete"] is True
+    assert set(data["skipped"]) == {"removed"}
+    assert data["skipped"]["removed"]["paths"] == [
+        "items[0].@microsoft.graph.downloadUrl",
+        "items[0].thumbnails",
+    ]
+    assert "SELECT-SECRET" not in json.dumps(result)
