@@ -81,6 +81,11 @@ class Limits:
     fixture_file_bytes: int = 2_000_000
     """Largest fixture file read at start-up."""
 
+    html_nesting_depth: int = 256
+    """Deepest element nesting an HTML body may open before it is read as plain words:
+    HTML5 parsers (lexbor included) check scope over the open elements at each tag,
+    so their cost is tags x depth. Browsers stop nesting at 512."""
+
     # --- tool arguments (published in the input schemas of tools/list) -------------------
     query_chars: int = 500
     """Longest search text (mail KQL, drive search)."""

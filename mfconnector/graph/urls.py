@@ -16,8 +16,8 @@ __all__ = [
     "build_url",
     "encode_query",
     "is_graph_url",
-    "with_select",
     "quote_segment",
+    "with_select",
 ]
 
 DEFAULT_GRAPH_ROOT = "https://graph.microsoft.com/v1.0"
