@@ -214,7 +214,7 @@ def test_other_arguments_are_refused(arguments: dict[str, Any]) -> None:
         "https://graph.microsoft.com/v1.0/me/../../users",
         "https://graph.microsoft.com.evil.example/v1.0/me/messages",
         "/v1.0/me/messages",
-        "https://graph.microsoft.com/v1.0/me/messages#x",
+        "https://graph.microsoft.com:443@evil.example/v1.0/me/messages",
     ],
 )
 def test_a_signed_link_outside_graph_is_still_refused(url: str) -> None:
@@ -286,6 +286,7 @@ def test_negative_skip_is_not_issued() -> None:
             f"{ROOT}/me/drive/root/search(q='r%C3%A9sum%C3%A9')",
         ),
         (NEXT, NEXT),
+        (f"{ROOT}/me/drive/root/search(q='#1')", f"{ROOT}/me/drive/root/search(q='%231')"),
         (f"{ROOT}/drives/b!x/items/A!1/children?$skiptoken=a%3d", None),
     ],
 )
@@ -294,3 +295,9 @@ def test_canonical_link_encodes_only_what_a_url_cannot_carry(
 ) -> None:
     assert canonical_link(link) == (canonical or link)
     assert canonical_link(canonical_link(link)) == canonical_link(link)
+
+
+def test_a_raw_link_is_issued_canonical_and_comes_back_so() -> None:
+    raw = f"{ROOT}/me/drive/root/search(query='contoso project')&skipToken=1asd!asd"
+    where = redeem(issue(raw))
+    assert where.url == f"{ROOT}/me/drive/root/search(query='contoso%20project')&skipToken=1asd!asd"

@@ -21,18 +21,21 @@ the listing again.
 Wire form: ``<base64url payload>.<base64url tag>``, the payload being compact JSON
 ``{"v":2,"i":run,"t":tool,"s":scope tag,"a":arguments tag,"u":url,"k":skip}``.
 
-Usage (one ``CursorSigner`` per server process, ``ToolContext.cursors``)::
+Usage (one ``CursorSigner`` per server process: ``ToolContext.cursors``). A list tool
+normally goes through ``tools.listing.list_result``, which does all of this; a tool that
+pages by itself does::
 
-    scope = {"account": "/me", "root": graph.root}     # who and where: always bound
-    filters = {"folder": "inbox", "unread_only": True}  # the call's own arguments
+    scope = cursor_scope(ctx, graph.root, {"mailbox": mailbox})  # always bound
+    filters = {"folder": "inbox", "unread_only": True}  # the call's arguments, less
+                                                        # cursor and limit
     cursor = ctx.cursors.issue(tool="mail_list", scope=scope, arguments=filters,
                                url=next_link, skip=0)
-    ...
-    # arguments=None when the call passed only the cursor (and a limit): the cursor
-    # then continues exactly the listing it was issued for.
+    ...  # later, the assistant passes ``cursor`` back:
     where = ctx.cursors.redeem(cursor, tool="mail_list", scope=scope,
-                               arguments=filters or None, root=graph.root)
-    answer = await graph.get_json_url(where.url)   # then skip where.skip items
+                               arguments=filters or None,  # None: only the cursor given
+                               root=graph.root)            # raises ToolInputError
+    answer = await graph.get_json_url(where.url)         # then skip where.skip items
+    next_cursor = ctx.cursors.reissue(where, url=answer_next_link)  # same binding
 """
 
 from __future__ import annotations
@@ -151,6 +154,8 @@ class CursorSigner:
     ) -> str:
         """The cursor for ``url`` (``skip`` of its items already shown).
 
+        ``url`` is kept as ``canonical_link`` writes it: that is what ``redeem`` returns.
+
         Raises ValueError for a negative skip or a cursor longer than ``max_chars``: the
         caller then reports the result as incomplete without a cursor.
         """
@@ -171,7 +176,7 @@ class CursorSigner:
             "t": tool,
             "s": scope_tag,
             "a": arguments_tag,
-            "u": url,
+            "u": canonical_link(url),
             "k": skip,
         }
         payload = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode("ascii")
