@@ -121,14 +121,16 @@ class _Text:
             self.write(f"{href} ")
 
 
-def nesting_bound(markup: str) -> int:
-    """An upper bound of how deep ``markup`` nests elements, in one linear scan.
+def may_nest_deeper_than(markup: str, depth: int) -> bool:
+    """Whether ``markup`` may nest elements more than ``depth`` deep (one linear scan).
 
-    Each end tag closes at most one open element of its own name (a stray one closes
-    nothing); void elements and those the parser closes itself are not counted.
+    An upper bound: each end tag closes at most one open element of its own name (a
+    stray one closes nothing); void elements and those the parser closes by itself are
+    not counted. The scan stops as soon as the bound passes ``depth``, so hostile
+    nesting is caught after ``depth`` tags.
     """
     open_by_name: dict[str, int] = {}
-    depth = deepest = 0
+    level = 0
     for match in _TAG_NAME.finditer(markup):
         name = match.group(2).lower()
         if name in VOID_TAGS or name in OPTIONAL_END_TAGS:
@@ -136,12 +138,13 @@ def nesting_bound(markup: str) -> int:
         if match.group(1):
             if open_by_name.get(name):
                 open_by_name[name] -= 1
-                depth -= 1
+                level -= 1
         else:
             open_by_name[name] = open_by_name.get(name, 0) + 1
-            depth += 1
-            deepest = max(deepest, depth)
-    return deepest
+            level += 1
+            if level > depth:
+                return True
+    return False
 
 
 def html_to_text(markup: str, max_depth: int = DEFAULT_LIMITS.html_nesting_depth) -> str:
@@ -149,7 +152,7 @@ def html_to_text(markup: str, max_depth: int = DEFAULT_LIMITS.html_nesting_depth
 
     Markup that may nest deeper than ``max_depth`` is read as plain words instead.
     """
-    if nesting_bound(markup) > max_depth:
+    if may_nest_deeper_than(markup, max_depth):
         return _tidy(html.unescape(_ANY_TAG.sub(" ", markup)))
     from selectolax.lexbor import LexborHTMLParser  # on first use: off the start-up path
 
