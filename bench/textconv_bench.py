@@ -51,7 +51,7 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "unclosed CDATA": lambda n: "<![CDATA[>" * (n // 10),
     "conditional comments": lambda n: "<![if x>" * (n // 8),
     "nested tables": lambda n: "<table><tr><td>" * (n // 15) + "cell",
-    "256 deep, then <div>s": lambda n: "<div>" * 256 + "<div>x</div>" * ((n - 1280) // 12),
+    "255 deep, then <div>s": lambda n: "<div>" * 255 + "<div>x</div>" * ((n - 1275) // 12),
     "long text, one <p>": lambda n: "<p>" + "word " * (n // 5) + "</p>",
 }
 
