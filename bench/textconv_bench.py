@@ -8,8 +8,8 @@ pointer walk, behind a linear nesting-depth guard), the same without the guard,
 when installed, ``inscriptis`` (lxml, layout-aware, links shown) and ``html2text``
 (stdlib HTMLParser, Markdown out).
 
-Quality, on the demo mailbox's HTML bodies and Graph's "Get message" HTML sample: how many
-http(s) link targets the text keeps, whether a data table keeps each row on one line with
+Quality, on the HTML bodies of the 0.1 demo recording (fixtures/canned.json) and Graph's
+"Get message" HTML sample: how many http(s) link targets the text keeps, whether a data table keeps each row on one line with
 its cells apart, whether CSS or script text leaks, and the output size. Speed: median of
 five conversions of all those bodies. Hostile markup at 0.5, 1 and 2 MB (a mail body may
 be up to 2 MB): each conversion runs in a fresh child process, under a 20 s limit,
@@ -96,7 +96,7 @@ def converters() -> dict[str, Callable[[str], str]]:
 
 
 def demo_bodies() -> list[str]:
-    doc = json.loads((ROOT / "fixtures" / "demo.json").read_text(encoding="utf-8"))
+    doc = json.loads((ROOT / "fixtures" / "canned.json").read_text(encoding="utf-8"))
     bodies: list[str] = []
 
     def walk(value: Any) -> None:
@@ -216,7 +216,8 @@ def main() -> None:
     found = converters()
     bodies = demo_bodies()
     print(f"# textconv bench — Python {platform.python_version()}, {os.cpu_count()} CPUs")
-    print(f"{len(bodies)} HTML bodies ({sum(map(len, bodies)):,} chars): demo mailbox + sample")
+    chars = sum(map(len, bodies))
+    print(f"{len(bodies)} HTML bodies ({chars:,} chars): fixtures/canned.json + sample")
     print()
     print("| converter | links kept | table rows | CSS leaked | output chars | all bodies (ms) |")
     print("|---|---|---|---|---|---|")
