@@ -11,11 +11,12 @@ when installed, ``inscriptis`` (lxml, layout-aware, links shown) and ``html2text
 Quality, on the HTML bodies of the 0.1 demo recording (fixtures/canned.json) and Graph's
 "Get message" HTML sample: how many http(s) link targets the text keeps, whether a data
 table keeps each row on one line with its cells apart, whether CSS or script text leaks,
-and the output size. Speed: median of five conversions of all those bodies. Hostile markup at 0.5, 1 and 2 MB (a mail body may
-be up to 2 MB): each conversion runs in a fresh child process, under a 20 s limit,
-reporting its time (best of two when under 5 s), its peak RSS growth and how many
-characters of text came out; "x2" is time(2 MB) / time(1 MB): about 2 when linear, 4 when
-quadratic.
+and the output size. Speed: median of five conversions of all those bodies.
+
+Hostile markup at 0.5, 1 and 2 MB (a mail body may be up to 2 MB): each conversion runs in
+a fresh child process, under a 20 s limit, reporting its time (best of two when under
+5 s), its peak RSS growth and how many characters of text came out; "x2" is
+time(2 MB) / time(1 MB): about 2 when linear, 4 when quadratic.
 """
 
 from __future__ import annotations
