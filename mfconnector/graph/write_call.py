@@ -116,7 +116,7 @@ async def _exchange(
                     hint="the change was probably made: read the item again to see",
                 )
         finally:
-            with trio.move_on_after(1.0) as scope:
+            with trio.move_on_after(limits.graph_close_seconds) as scope:
                 scope.shield = True
                 await response.aclose()
         if failure is not None:
