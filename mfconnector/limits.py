@@ -29,10 +29,17 @@ class Limits:
     # --- stdio framing and the runtime -------------------------------------------------
     line_bytes: int = 1_000_000
     """Longest accepted input line, newline included. Longer lines are drained, not held."""
+    request_values: int = 10_000
+    """Most JSON values in one request line, object keys included, counted before parsing
+    (one per ``{``, ``[``, ``,`` and ``:`` outside strings, plus one): what a line costs once
+    parsed, not its bytes. A 1 MB line of ``[{},{},...]`` would be 24 MB of Python objects."""
+    tool_arguments_bytes: int = 131_072
+    """Largest ``tools/call`` ``arguments`` object, as compact UTF-8 JSON."""
     read_chunk_bytes: int = 65_536
     """Bytes asked of stdin per read (the Linux pipe capacity)."""
     inbox_depth: int = 8
-    """Parsed requests waiting for a free worker."""
+    """Tool calls waiting for a free worker; past ``workers + inbox_depth`` calls in flight
+    a further call is answered at once with a "busy, retry" result, never left waiting."""
     workers: int = 8
     """Requests handled at once; a fixed pool, never one task per request."""
     outbox_depth: int = 8
