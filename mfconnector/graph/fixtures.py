@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 import math
 import re
@@ -41,6 +42,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "CHUNK_BYTES",
+    "DELAY_MAX_MS",
     "REPEAT_MAX_BYTES",
     "SIGNIFICANT_QUERY_KEYS",
     "FixtureEntry",
@@ -56,6 +58,9 @@ CHUNK_BYTES = 64 * 1024
 """Largest chunk a served body is streamed in (httpcore's own network read size)."""
 REPEAT_MAX_BYTES = 50_000_000
 """Largest generated ``repeat`` body: big enough to overrun any cap, small enough to stream."""
+DELAY_MAX_MS = 120_000
+"""Longest ``delayMs`` before an answer starts: past every Graph deadline, so a slow answer
+can be cut by the request timeout, a client's cancel or the shutdown grace period."""
 MAX_JSON_DEPTH = 64
 """Deepest nesting accepted inside one ``json`` body (Graph answers nest about 8 deep)."""
 SIGNIFICANT_QUERY_KEYS = frozenset(
@@ -69,7 +74,7 @@ value, so an unfiltered page can never pass for a filtered one."""
 _TOP_KEYS = frozenset({"graphRoot", "responses"})
 _ENTRY_KEYS = frozenset({"request", "response"})
 _REQUEST_KEYS = frozenset({"method", "path", "url", "query"})
-_RESPONSE_KEYS = frozenset({"status", "headers", "json", "text", "base64", "repeat"})
+_RESPONSE_KEYS = frozenset({"status", "headers", "delayMs", "json", "text", "base64", "repeat"})
 _BODY_KEYS = ("json", "text", "base64", "repeat")
 _REPEAT_KEYS = frozenset({"text", "bytes"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -101,6 +106,8 @@ class FixtureResponse:
     body: bytes | RepeatBody
     is_json: bool = False
     is_text: bool = False
+    delay_ms: int = 0
+    """How long the answer waits before it starts (slow Graph, offline)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -529,10 +536,26 @@ class _Loader:
                 )
             if name.lower() == "content-length" and not value.isdigit():
                 self.fail(label, 'response.headers["Content-Length"] must be a whole number')
+        delay = response.get("delayMs", 0)
+        if isinstance(delay, bool) or not isinstance(delay, int) or not 0 <= delay <= DELAY_MAX_MS:
+            self.fail(
+                label,
+                f"response.delayMs must be an integer 0-{DELAY_MAX_MS:,}, not {show_value(delay)}",
+            )
+        answer = self.check_body(label, response, path, status, tuple(headers.items()))
+        return dataclasses.replace(answer, delay_ms=delay) if delay else answer
+
+    def check_body(
+        self,
+        label: str,
+        response: dict[str, Any],
+        path: str | None,
+        status: int,
+        pairs: tuple[tuple[str, str], ...],
+    ) -> FixtureResponse:
         present = [key for key in _BODY_KEYS if key in response]
         if len(present) > 1:
             self.fail(label, f"response has more than one body: {', '.join(present)}")
-        pairs = tuple(headers.items())
         if not present:
             return FixtureResponse(status, pairs, b"")
         kind = present[0]
