@@ -12,7 +12,14 @@ import httpx
 import pytest
 import trio
 import trio.testing
-from harness import client_context, initialize, open_session, plain_context, request
+from harness import (
+    client_context,
+    initialize,
+    open_session,
+    plain_context,
+    request,
+    slow_inbox_fixtures,
+)
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.graph.client import GraphClient
@@ -417,18 +424,6 @@ CAPACITY = DEFAULT_LIMITS.workers + DEFAULT_LIMITS.inbox_depth
 GRAPH_SLOTS = DEFAULT_LIMITS.graph_concurrency
 
 
-def slow_inbox_fixtures(delay_ms: int = SLOW_MS) -> bytes:
-    """A mailbox whose inbox answers ``mail_list`` after ``delay_ms`` (fixture ``delayMs``)."""
-    entry = {
-        "request": {"method": "GET", "path": "/me/mailFolders/inbox/messages"},
-        "response": {
-            "delayMs": delay_ms,
-            "json": {"value": [{"id": "AAMk-slow-1", "subject": "late"}]},
-        },
-    }
-    return json.dumps({"responses": [entry]}).encode()
-
-
 class CountingTransport(httpx.AsyncBaseTransport):
     """The real FixtureTransport, counting the Graph requests that started and were cut."""
 
@@ -479,12 +474,15 @@ def cancel(request_id: Any) -> dict[str, Any]:
 async def test_control_messages_are_handled_at_once_while_every_worker_is_busy(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    """16 slow calls fill the workers and the queue; cancels, ping, discovery and tools/list
-    still take effect before any virtual time passes (each slow answer takes 10 s)."""
+    """16 slow calls fill the workers and the queue, 4 more are turned away; cancels, ping,
+    discovery, tools/list and protocol errors still take effect before any virtual time
+    passes (each slow answer takes 10 s)."""
+    extra = 4
     async with slow_graph() as (context, transport), open_session(context=context) as session:
         start = trio.current_time()
-        for request_id in range(CAPACITY):
+        for request_id in range(CAPACITY + extra):
             await session.send(mail_list(request_id))
+        busy = [await session.receive() for _ in range(extra)]
         await trio.testing.wait_all_tasks_blocked()
         # 4 calls wait on Graph (its concurrency), 4 more workers wait for a Graph slot, 8 queue.
         assert transport.started == GRAPH_SLOTS
@@ -503,6 +501,8 @@ async def test_control_messages_are_handled_at_once_while_every_worker_is_busy(
         replies = [await session.receive(timeout=100) for _ in range(CAPACITY - 2)]
         await session.close_input()
         rest = await session.remaining()
+    assert [reply["id"] for reply in busy] == list(range(CAPACITY, CAPACITY + extra))
+    assert all("busy" in reply["result"]["content"][0]["text"] for reply in busy)
     assert ping == {"jsonrpc": "2.0", "id": "ping", "result": {}}
     assert "supportedVersions" in discover["result"] and "tools" in listed["result"]
     assert bad["error"]["code"] == -32600
