@@ -22,6 +22,7 @@ from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import (
     CHUNK_BYTES,
     DELAY_MAX_MS,
+    FIXTURE_SCHEMA,
     FixtureSet,
     load_fixtures,
     parse_fixtures,
@@ -1164,3 +1165,15 @@ def test_readme_ids_are_what_the_readme_says(demo_doc: dict[str, Any]) -> None:
     newsletter = message("HTML newsletter")
     assert newsletter["hasAttachments"] is False
     assert [a["isInline"] for a in attachment_types("HTML newsletter")] == [True]
+
+
+def test_the_format_is_a_valid_json_schema_that_the_demo_meets(demo_doc: dict[str, Any]) -> None:
+    import copy
+
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(FIXTURE_SCHEMA)
+    assert Draft202012Validator(FIXTURE_SCHEMA).is_valid(demo_doc)
+    broken = copy.deepcopy(demo_doc)
+    broken["responses"][0]["response"]["delayMs"] = DELAY_MAX_MS + 1
+    assert not Draft202012Validator(FIXTURE_SCHEMA).is_valid(broken)
