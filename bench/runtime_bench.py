@@ -68,7 +68,16 @@ GiB = 1 << 30
 RSS_KILL_BYTES = 8 * GiB
 """A server past this RSS is killed (the machine has 24 GiB)."""
 RSS_POLL_SECONDS = 0.02
-SCENARIOS = ("oversized", "throughput", "stalled", "stalled-calls", "control", "eof", "startup")
+SCENARIOS = (
+    "oversized",
+    "throughput",
+    "stalled",
+    "stalled-calls",
+    "control",
+    "limits",
+    "eof",
+    "startup",
+)
 
 
 # --- wire helpers -----------------------------------------------------------------------
@@ -1013,6 +1022,81 @@ def scenario_control(quick: bool, tmp: Path) -> list[Row]:
     return [*rows, after]
 
 
+# --- scenario: the queue and the reader at their limits --------------------------------
+
+
+def at_limit_arguments(kind: int) -> dict[str, Any]:
+    """``tools/call`` arguments just under 131,072 bytes (``tool_arguments_bytes``) that cost
+    the most once parsed: an ASCII string made 4 bytes a character by one emoji, or close to
+    10,000 empty objects (``request_values``)."""
+    if kind % 2:
+        return {"limit": 50, "x": "\U0001f600" + "a" * 130_900}
+    return {"limit": 50, "x": [{}] * 9_900}
+
+
+def limits_once(kind: str, tmp: Path) -> tuple[int, int, int]:
+    args = ["--fixtures", str(slow_fixture_file(tmp))] if kind == "ours" else []
+    name = "mail_list" if kind == "ours" else "slow"
+    with running(kind, tmp, args) as server:
+        server.handshake("modern")
+        server.send(tool_call("warm", "account_status", {}))
+        server.wait_reply("warm", 30)
+        time.sleep(0.2)
+        base = server.reset_peak()
+        # 8 slow calls hold every worker, 8 calls at the argument limits wait in the queue,
+        # then 999 KB lines that parse to 4 MB strings (in _meta) go through the reader.
+        server.send(b"".join(tool_call(i, name, {"limit": 50}) for i in range(8)))
+        server.send(b"".join(tool_call(8 + i, name, at_limit_arguments(i)) for i in range(8)))
+        meta = dict(MODERN_META, pad="\U0001f600" + "a" * 990_000)
+        heavy = [
+            encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"heavy-{i}",
+                    "method": "tools/call",
+                    "params": {"_meta": meta, "name": name, "arguments": {"limit": 50}},
+                }
+            )
+            for i in range(8)
+        ]
+        answered = 0
+        for line in heavy:
+            server.send(line)
+            with suppress(TimeoutError, ServerDied):
+                server.wait_reply(json.loads(line)["id"], 30)
+                answered += 1
+        time.sleep(0.5)
+        return server.hwm() - base, answered, len(heavy)
+
+
+def scenario_limits(quick: bool, tmp: Path) -> list[Row]:
+    results: dict[str, tuple[int, int, int] | None] = {}
+    notes = []
+    for kind in ("ours", "sdk"):
+        log(f"queue and reader at their limits: {kind}")
+        try:
+            results[kind] = limits_once(kind, tmp)
+        except (TimeoutError, ServerDied, OSError) as exc:
+            results[kind] = None
+            notes.append(f"{kind}: {exc}")
+    ours, sdk = results["ours"], results["sdk"]
+    growth = Row(
+        "limits",
+        "8 slow calls + 8 queued at the argument limits + 999 KB lines: peak RSS growth",
+        ours[0] if ours else None,
+        sdk[0] if sdk else None,
+        "B",
+    )
+    growth.notes = notes
+    answered = Row(
+        "limits",
+        "999 KB lines answered at once (busy: the queue is full)",
+        f"{ours[1]}/{ours[2]}" if ours else None,
+        f"{sdk[1]}/{sdk[2]}" if sdk else None,
+    )
+    return [growth, answered]
+
+
 # --- scenario: EOF with requests in flight ---------------------------------------------
 
 
@@ -1115,6 +1199,7 @@ RUNNERS: dict[str, Callable[[bool, Path], list[Row]]] = {
     "stalled": scenario_stalled,
     "stalled-calls": scenario_stalled_calls,
     "control": scenario_control,
+    "limits": scenario_limits,
     "eof": scenario_eof,
     "startup": scenario_startup,
 }

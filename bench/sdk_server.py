@@ -4,8 +4,9 @@ Default: ``MCPServer`` (the SDK's FastMCP) with one read-only tool, ``account_st
 returns a small dict like ours does when not signed in. With ``--tools-json PATH`` it uses
 the SDK's low-level ``Server`` instead and publishes the tool definitions in PATH (a JSON
 array, e.g. our own ``tools/list``), so both servers send the same tools/list payload; only
-``account_status`` is callable then, and ``slow``, which answers after 60 s. The SDK serves both eras on stdio (the first request
-decides). Run: ``python bench/sdk_server.py [--tools-json PATH]``.
+``account_status`` is callable then, and ``slow``, which answers after 60 s. The SDK
+serves both eras on stdio (the first request decides).
+Run: ``python bench/sdk_server.py [--tools-json PATH]``.
 """
 
 import argparse
