@@ -581,3 +581,37 @@ async def test_a_reused_id_gets_id_null_and_is_logged(caplog: pytest.LogCaptureF
     assert again["id"] == "same" and "result" in again
     assert gate.started == 2
     assert any("reused" in record.getMessage() for record in caplog.records)
+
+
+async def test_one_runtime_serves_session_after_session() -> None:
+    """No cancel scope or registry lives on the Runtime: each serve() is a fresh session."""
+    runtime = Runtime(McpServer([tool("quick", quick)], plain_context()), DEFAULT_LIMITS)
+    for round_id in range(2):
+        to_server, server_in = trio.testing.memory_stream_one_way_pair()
+        stdout = CloggedStdout()
+        stdout.unclog.set()
+        await to_server.send_all(json.dumps(call(round_id, "quick")).encode() + b"\n")
+        await to_server.aclose()
+        with trio.fail_after(5):
+            await runtime.serve(server_in, stdout)
+        assert stdout.ids() == [round_id]
+
+
+async def test_cancelling_the_reading_scope_ends_like_end_of_input() -> None:
+    """What the CLI does on SIGTERM: stop reading, answer what is in flight, return."""
+    gate = Gate()
+    runtime = Runtime(McpServer([tool("gate", gate.handler)], plain_context()), DEFAULT_LIMITS)
+    to_server, server_in = trio.testing.memory_stream_one_way_pair()
+    stdout = CloggedStdout()
+    stdout.unclog.set()
+    reading = trio.CancelScope()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: runtime.serve(server_in, stdout, reading=reading))
+        await to_server.send_all(json.dumps(call("in-flight", "gate")).encode() + b"\n")
+        await trio.testing.wait_all_tasks_blocked()
+        reading.cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        await to_server.send_all(json.dumps(call("too-late", "gate")).encode() + b"\n")
+        gate.release.set()
+    assert stdout.ids() == ["in-flight"]
+    assert gate.started == 1
