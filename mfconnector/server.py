@@ -87,8 +87,11 @@ class McpServer:
 
     def __init__(self, tools: Sequence[Tool], context: ToolContext) -> None:
         self._tools = {tool.name: tool for tool in tools}
-        self._definitions = [tool.definition() for tool in tools]
-        self._schemas = {tool.name: json.dumps(tool.input_schema, sort_keys=True) for tool in tools}
+        limits = context.limits
+        self._definitions = [tool.definition(limits) for tool in tools]
+        self._schemas = {
+            tool.name: json.dumps(tool.input_schema_for(limits), sort_keys=True) for tool in tools
+        }
         self._context = context
         self._legacy_version: str | None = None
         self._tools_list_json = {
@@ -259,7 +262,9 @@ class McpServer:
     async def _call_tool(self, call: ToolCall) -> dict[str, Any]:
         name, arguments = call.name, call.arguments
         tool = self._tools[name]
-        problems = argument_errors(self._schemas[name], arguments)
+        problems = argument_errors(
+            self._schemas[name], arguments, self._context.limits.argument_errors_listed
+        )
         if problems:
             message = f"Invalid arguments for {name}: " + "; ".join(problems)
             return self._argument_error(message, call.era)
