@@ -472,7 +472,7 @@ async def test_attachment_bytes_limit(graph: LoopbackServer, delta: int) -> None
         {"name": "a.bin", "content_base64": b64(b"a" * (total // 2))},
         {"name": "b.bin", "content_base64": b64(b"b" * (total - total // 2))},
     ]
-    limits = dataclasses.replace(FAST, line_bytes=5_000_000)
+    limits = dataclasses.replace(FAST, line_bytes=5_000_000, tool_arguments_bytes=5_000_000)
     async with acting_session(graph, limits=limits) as tools:
         result = await tools.call("mail_create", {"action": "draft", "attachments": files})
     assert result["isError"] is (delta > 0)
