@@ -182,19 +182,21 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
 
     from mfconnector.runtime import Runtime
     from mfconnector.server import McpServer
-    from mfconnector.stdio import claim_stdio, open_protocol_streams
+    from mfconnector.stdio import StdioChoiceError, choose_stdio, claim_stdio, open_protocol_streams
     from mfconnector.tools import ALL_TOOLS
 
     try:
+        stdio = choose_stdio()
         context, graph = _context(args, limits)
-    except FixtureError as error:
+    except (StdioChoiceError, FixtureError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(ALL_TOOLS, context)
     fds = claim_stdio()
+    logging.getLogger("mfconnector.stdio").info("protocol stream: %s", stdio)
 
     async def run() -> None:
-        receive, send = open_protocol_streams(fds)
+        receive, send = open_protocol_streams(fds, stdio)
         try:
             await Runtime(server, limits).serve(receive, send, handle_signals=True)
         finally:

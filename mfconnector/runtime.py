@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,7 @@ from mfconnector.jsonrpc import (
 )
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.server import McpServer, Reply, ToolCall
+from mfconnector.shutdown import shutdown_signals
 
 __all__ = ["Runtime", "StdoutClosed"]
 
@@ -198,7 +198,7 @@ class Runtime:
     async def _watch_signals(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        with trio.open_signal_receiver(*shutdown_signals()) as signals:
             task_status.started()
             count = 0
             async for signum in signals:
