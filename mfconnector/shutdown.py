@@ -3,8 +3,9 @@
 Each one starts the same orderly shutdown as end of input: stop reading, give in-flight
 requests the grace period, write their replies, exit 0 (a second signal stops at once).
 Windows never delivers SIGTERM to a Python process; there a client stops the server by
-closing its stdin, and a console sends Ctrl+C (SIGINT) or Ctrl+Break (SIGBREAK, which the
-C runtime also raises when the console window closes or the user logs off).
+closing its stdin, and a console sends Ctrl+C (SIGINT) or Ctrl+Break (SIGBREAK). (A console
+window that closes also raises SIGBREAK, but Windows ends the process as soon as the
+handler returns, so that case is not orderly.)
 """
 
 from __future__ import annotations

@@ -139,11 +139,13 @@ class ThreadReceiveStream(trio.abc.ReceiveStream):
             self._reading = _Call(self._fd.run(lambda fd: os.read(fd, size)), "mfconnector stdin")
         reading = self._reading
         await reading.done.wait()  # a cancel here leaves the read for the next call
-        if reading.outcome is None:  # woken by aclose, the read still blocked
+        if self._fd.closed:  # woken by aclose: what the read returns is nobody's
             raise trio.ClosedResourceError("the stream was closed while receiving")
         self._reading = None
+        result = reading.outcome
+        assert result is not None, "only the thread's delivery or aclose wakes a reader"
         try:
-            return reading.outcome.unwrap()
+            return result.unwrap()
         except OSError as error:
             raise trio.BrokenResourceError(f"reading failed: {error}") from error
 
