@@ -192,7 +192,14 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(ALL_TOOLS, context)
-    fds = claim_stdio()
+    try:
+        fds = claim_stdio()
+    except OSError as error:  # for example started without stdin (pythonw, a closed fd 0)
+        print(
+            f"mfconnector: stdin and stdout must be open for the protocol: {error.strerror}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     logging.getLogger("mfconnector.stdio").info("protocol stream: %s", stdio)
 
     async def run() -> None:

@@ -98,7 +98,13 @@ def _binary_mode(*fds: int) -> None:
 
 
 def claim_stdio() -> ProtocolFds:
-    """Take stdin/stdout for the protocol and make every other writer go to stderr."""
+    """Take stdin/stdout for the protocol and make every other writer go to stderr.
+
+    Raises ``OSError`` when fd 0 or 1 is not open (checked first: with fd 1 closed, the
+    duplicate of fd 0 would take number 1 and replies would go back into stdin).
+    """
+    os.fstat(0)
+    os.fstat(1)
     read_fd = os.dup(0)
     write_fd = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -281,6 +281,20 @@ async def test_nothing_but_protocol_reaches_stdout_even_from_stray_writes(stdio:
     assert b"stray print" in stderr and b"stray fd write" in stderr
 
 
+@pytest.mark.parametrize("fd", [0, 1])
+def test_a_missing_stdin_or_stdout_is_one_clear_line_and_exit_2(fd: int) -> None:
+    code = (
+        f"import os; os.close({fd}); from mfconnector.cli import main; raise SystemExit(main([]))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=20, check=False
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.decode().splitlines() == [
+        "mfconnector: stdin and stdout must be open for the protocol: Bad file descriptor"
+    ]
+
+
 def test_version_flag_and_bad_flags() -> None:
     version = subprocess.run([*SERVER, "--version"], capture_output=True, timeout=20, check=False)
     assert version.returncode == 0 and b"mfconnector" in version.stdout
