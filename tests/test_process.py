@@ -190,8 +190,14 @@ async def fill_until_stalled(process: trio.Process) -> int:
     """Write requests without reading stdout until the server stops taking them.
 
     Returns how many were written. Stalled means 20 tries in a row, 20 ms apart, found the
-    stdin pipe full; a server that kept reading would empty it again.
+    stdin pipe full; a server that kept reading would empty it again. The server must be
+    serving first (one round trip), or a slow start-up would look like a stall.
     """
+    await process.stdin.send_all(json.dumps(request("ready", "server/discover")).encode() + b"\n")
+    reply = b""
+    while not reply.endswith(b"\n"):
+        reply += await process.stdout.receive_some(1 << 16)
+    assert json.loads(reply)["id"] == "ready"
     fd = process.stdin.fileno()  # non-blocking: trio set it so
     count = idle = 0
     while idle < 20:
@@ -238,7 +244,9 @@ async def test_signals_end_a_process_whose_client_stopped_reading(stdio: str) ->
         log = bytearray()
         process.send_signal(signal.SIGTERM)
         while b"finishing in-flight requests" not in log:
-            log += await process.stderr.receive_some(1 << 16)
+            chunk = await process.stderr.receive_some(1 << 16)
+            assert chunk, f"stderr ended before the first signal was seen: {bytes(log)!r}"
+            log += chunk
         process.send_signal(signal.SIGTERM)
         await process.wait()
         log += await read_all(process.stderr)
