@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
     from mfconnector.server import McpServer
+    from mfconnector.stdio import StdioKind
     from mfconnector.tools.base import ToolContext
     from mfconnector.writes.setup import WriteSetup
 
@@ -239,30 +240,43 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, str]:
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     from mfconnector.server import McpServer
+    from mfconnector.stdio import StdioChoiceError, choose_stdio
     from mfconnector.tools.gated import hidden_tools, instructions, listed_tools
 
     try:
+        stdio = choose_stdio()
         gates = gates_from_args(args)
         context, graph = _context(args, limits, gates)
-    except (FixtureError, GateConfigError) as error:
+    except (StdioChoiceError, FixtureError, GateConfigError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
-    serve_stdio(server, limits, graph.aclose)
-    return EXIT_OK
+    return serve_stdio(server, limits, graph.aclose, stdio)
 
 
-def serve_stdio(server: McpServer, limits: Limits, close: Any) -> None:
+def serve_stdio(
+    server: McpServer, limits: Limits, close: Any, stdio: StdioKind | None = None
+) -> int:
     """Serve ``server`` on this process's stdin/stdout until end of input or a signal."""
     import trio
 
     from mfconnector.runtime import Runtime
-    from mfconnector.stdio import claim_stdio, open_protocol_streams
+    from mfconnector.stdio import choose_stdio, claim_stdio, open_protocol_streams
 
-    fds = claim_stdio()
+    if stdio is None:
+        stdio = choose_stdio()
+    try:
+        fds = claim_stdio()
+    except OSError as error:  # for example started without stdin (pythonw, a closed fd 0)
+        print(
+            f"mfconnector: stdin and stdout must be open for the protocol: {error.strerror}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    logging.getLogger("mfconnector.stdio").info("protocol stream: %s", stdio)
 
     async def run() -> None:
-        receive, send = open_protocol_streams(fds)
+        receive, send = open_protocol_streams(fds, stdio)
         try:
             async with trio.open_nursery() as nursery:
                 reading = trio.CancelScope()
@@ -276,6 +290,7 @@ def serve_stdio(server: McpServer, limits: Limits, close: Any) -> None:
                     await stream.aclose()
 
     trio.run(run)
+    return EXIT_OK
 
 
 async def _watch_signals(
@@ -284,12 +299,13 @@ async def _watch_signals(
     *,
     task_status: trio.TaskStatus[None],
 ) -> None:
-    """SIGTERM/SIGINT: the first stops reading (in-flight requests finish), the second stops all."""
-    import signal
-
+    """SIGTERM/SIGINT (and Ctrl+Break on Windows): the first stops reading (in-flight requests
+    finish), the second stops all."""
     import trio
 
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    from mfconnector.shutdown import shutdown_signals
+
+    with trio.open_signal_receiver(*shutdown_signals()) as signals:
         task_status.started()
         count = 0
         async for signum in signals:

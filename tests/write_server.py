@@ -49,7 +49,7 @@ def main(root: str, state_dir: str) -> None:
         writes=WriteSetup(ALL_GATES, AsyncSendStore(store)),
     )
     server = McpServer(listed_tools(ALL_GATES), context, hidden_tools(ALL_GATES))
-    serve_stdio(server, DEFAULT_LIMITS, close)
+    sys.exit(serve_stdio(server, DEFAULT_LIMITS, close))
 
 
 if __name__ == "__main__":
