@@ -20,6 +20,7 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.net.settings import NetworkSettings
     from mfconnector.tools.base import ToolContext
 
 __all__ = ["build_parser", "main"]
@@ -137,12 +138,14 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
     else:
         mode = "live"
         source = None
-        token_provider, user_path, root = _live_auth(args)
+        token_provider, user_path, root, network = _live_auth(args)
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
 
-            return GraphClient(token_provider=token_provider, limits=limits, root=root)
+            return GraphClient(
+                token_provider=token_provider, limits=limits, root=root, network=network
+            )
 
     graph = _LazyGraph(make)
     context = ToolContext(
@@ -157,7 +160,10 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
     return context, graph
 
 
-def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
+def _live_auth(
+    args: argparse.Namespace,
+) -> tuple[TokenProvider, str, str, NetworkSettings | None]:
+    """Token provider, user path, Graph root and network settings for live mode."""
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 
     try:
@@ -166,15 +172,15 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
     except ImportError:
         from mfconnector.auth import StaticTokenProvider
 
-        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, None
     from mfconnector.auth import UnavailableTokenProvider
     from mfconnector.errors import AuthError
 
     try:
         config = auth_config_from_args(args)
     except AuthError as error:
-        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT
-    return build_token_provider(config), config.user_path, config.graph_root
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None
+    return build_token_provider(config), config.user_path, config.graph_root, config.network
 
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:

@@ -820,6 +820,11 @@ async def test_describe_reports_facts_and_never_a_token(config: AuthConfig, idp:
         "cacheEncrypted": False,
         "expiresOn": expected_expiry.isoformat().replace("+00:00", "Z"),
         "mode": "delegated",
+        "network": {
+            "proxy": None,
+            "proxySource": "none (environment proxy variables ignored)",
+            "trust": "operating system trust store",
+        },
     }
     dumped = json.dumps(facts)
     assert not any(secret in dumped for secret in idp.secrets())

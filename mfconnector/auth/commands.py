@@ -23,13 +23,8 @@ from typing import Any, TextIO
 from mfconnector.auth.cache import TokenStore, open_token_store
 from mfconnector.auth.config import AuthConfig, auth_config_from_args
 from mfconnector.auth.errors import auth_error_from_result
-from mfconnector.auth.msal_provider import (
-    OIDC_SCOPES,
-    AppOnlySession,
-    DelegatedSession,
-    call_msal,
-    make_session,
-)
+from mfconnector.auth.sessions import OIDC_SCOPES, AppOnlySession, DelegatedSession, make_session
+from mfconnector.auth.translate import call_msal
 from mfconnector.errors import AuthError
 
 __all__ = ["DEFAULT_LOGIN_TIMEOUT_SECONDS", "login", "logout", "run_command", "status"]
@@ -324,6 +319,7 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
         ("scopes", " ".join(facts.get("scopes") or []) or "-"),
         ("token cache", cache_words),
         ("access token", expires_words),
+        *_network_rows(config),
     ]
     if facts.get("credential"):
         rows.insert(
@@ -348,6 +344,21 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
         _say(out, "hint: run `mfconnector login` to sign in")
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _network_rows(config: AuthConfig) -> list[tuple[str, str]]:
+    """Proxy and trust lines for ``status``: the proxy's address, never its credentials."""
+    facts = config.network.describe()
+    proxy = facts["proxy"]
+    if proxy is None:
+        proxy_words = str(facts["proxySource"])
+    else:
+        proxy_words = f"{proxy} (from {facts['proxySource']})"
+        if facts.get("proxyCredentials"):
+            proxy_words += ", with credentials (not shown)"
+        if facts.get("noProxy"):
+            proxy_words += f"; not for {', '.join(facts['noProxy'])}"
+    return [("proxy", proxy_words), ("trust", str(facts["trust"]))]
 
 
 def datetime_left(iso: str) -> str | None:

@@ -16,7 +16,8 @@ httpx keeps such URLs in ``next_request`` and in ``raise_for_status()`` text, so
 used here, and responses are never logged.
 
 ``trust_env=False``: proxy and CA settings from the environment are not applied to a
-client that carries credentials; pass a ``transport`` to route differently.
+client that carries credentials. The transport comes from ``net.graph_transport`` (the
+configured proxy, the operating system's trust store), unless one is passed (fixtures, tests).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ from mfconnector.graph.errors import (
 )
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, build_url, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.net.graph_transport import graph_transport
+from mfconnector.net.settings import NetworkSettings
 
 __all__ = ["Download", "GraphClient", "GraphResponse"]
 
@@ -232,6 +235,7 @@ class GraphClient:
         limits: Limits = DEFAULT_LIMITS,
         root: str = DEFAULT_GRAPH_ROOT,
         transport: httpx.AsyncBaseTransport | None = None,
+        network: NetworkSettings | None = None,
     ) -> None:
         for name in _CHATTY_LIBRARIES:  # never let a log level leak a pre-authenticated URL
             logging.getLogger(name).setLevel(logging.WARNING)
@@ -239,6 +243,8 @@ class GraphClient:
         self._limits = limits
         self._root = root.rstrip("/")
         self._limiter = trio.CapacityLimiter(limits.graph_concurrency)
+        if transport is None:
+            transport = graph_transport(network or NetworkSettings())
         no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
         self._http = httpx.AsyncClient(
             transport=transport,

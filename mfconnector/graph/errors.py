@@ -26,6 +26,7 @@ import httpx
 
 from mfconnector.auth.errors import LOGIN_HINT
 from mfconnector.errors import GraphError, GraphThrottledError, GraphTimeoutError
+from mfconnector.net.tls import TLS_HINT, certificate_problem
 
 __all__ = [
     "LOGIN_HINT",
@@ -310,6 +311,20 @@ def connection_error(exc: Exception, *, peer: str = "Microsoft Graph") -> GraphE
             f"{peer} did not answer in time ({kind})",
             retry_safe=True,
             hint="retry later; check the network if it keeps happening",
+        )
+    problem = certificate_problem(exc)
+    if problem is not None:
+        return GraphError(
+            f"{peer}: its TLS certificate was not accepted: {problem}",
+            retry_safe=False,
+            hint=TLS_HINT,
+        )
+    if isinstance(exc, httpx.ProxyError):
+        return GraphError(
+            f"{peer}: the proxy did not open a connection",
+            retry_safe=True,
+            hint="check --proxy / MFC_PROXY (address, credentials) and that the proxy allows "
+            "this host",
         )
     if isinstance(exc, httpx.ConnectError):
         what = "could not connect"
