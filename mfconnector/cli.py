@@ -61,12 +61,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
     for name, text in (
-        ("login", "sign in with a device code (prompt on stderr)"),
+        ("login", "sign in: in a web browser, or with --device-code (messages on stderr)"),
         ("logout", "remove the signed-in account from the token cache"),
         ("status", "show account, tenant, scopes, cache location and token expiry"),
     ):
         sub = commands.add_parser(name, help=text)
         _add_auth_arguments(sub)
+        if name == "login":
+            flow = sub.add_mutually_exclusive_group()
+            flow.add_argument(
+                "--device-code",
+                dest="login_method",
+                action="store_const",
+                const="device-code",
+                help="show a code to enter on any device's browser (for SSH sessions and "
+                "machines without a browser)",
+            )
+            flow.add_argument(
+                "--browser",
+                dest="login_method",
+                action="store_const",
+                const="browser",
+                help="sign in in a web browser on this computer (the default when one can be "
+                "opened)",
+            )
     return parser
 
 

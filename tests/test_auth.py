@@ -97,7 +97,7 @@ def idp() -> FakeIdP:
 def sign_in(config: AuthConfig, idp: FakeIdP, **kwargs: Any) -> str:
     """Run the real ``login`` command; return what it printed (to its stream)."""
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out, **kwargs) == 0, out.getvalue()
+    assert commands.login(config, method="device-code", http_client=idp, stream=out, **kwargs) == 0, out.getvalue()
     return out.getvalue()
 
 
@@ -273,7 +273,7 @@ def test_auth_package_does_not_import_msal() -> None:
 def test_login_prints_the_code_to_stderr_only(
     config: AuthConfig, idp: FakeIdP, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert commands.login(config, http_client=idp) == 0  # default stream: sys.stderr
+    assert commands.login(config, method="device-code", http_client=idp) == 0  # default stream: sys.stderr
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "https://microsoft.com/devicelogin" in captured.err
@@ -331,7 +331,7 @@ def test_login_cancel_returns_130_promptly(config: AuthConfig) -> None:
     started = time.monotonic()
     timer.start()
     try:
-        code = commands.login(config, http_client=idp, stream=out, cancel=cancel)
+        code = commands.login(config, method="device-code", http_client=idp, stream=out, cancel=cancel)
     finally:
         timer.cancel()
     assert code == 130
@@ -356,7 +356,7 @@ def test_login_ctrl_c_in_a_real_process(cache_path: Path) -> None:
         f"config = AuthConfig(client_id={CLIENT_ID!r}, cache_path=Path(sys.argv[1]),\n"
         "                    allow_plaintext_cache=True)\n"
         f"idp = FakeIdP(client_id={CLIENT_ID!r}, device_outcome='pending', interval=5)\n"
-        "sys.exit(login(config, http_client=idp))\n"
+        "sys.exit(login(config, method='device-code', http_client=idp))\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), str(REPO)])}
     proc = subprocess.Popen(
@@ -396,7 +396,7 @@ def test_login_timeout_is_a_clear_failure(config: AuthConfig) -> None:
     idp = FakeIdP(client_id=CLIENT_ID, device_outcome="pending", interval=5)
     out = io.StringIO()
     started = time.monotonic()
-    assert commands.login(config, http_client=idp, stream=out, timeout_seconds=0.3) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out, timeout_seconds=0.3) == 1
     assert time.monotonic() - started < 2.0
     assert "did not finish within" in out.getvalue()
     assert LOGIN in out.getvalue()
@@ -412,7 +412,7 @@ def test_login_timeout_is_a_clear_failure(config: AuthConfig) -> None:
 def test_login_device_flow_endings(config: AuthConfig, outcome: str, fragment: str) -> None:
     idp = FakeIdP(client_id=CLIENT_ID, device_outcome=outcome)
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     assert fragment in out.getvalue()
     assert "mfconnector login" in out.getvalue()
     assert not config.cache_path.exists()
@@ -436,7 +436,7 @@ def test_login_failures_say_what_to_change(
     else:
         idp.token_errors = [error]
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     text = out.getvalue()
     assert fragment in text
     assert "Trace ID" not in text
@@ -447,14 +447,14 @@ def test_login_with_unknown_tenant(config: AuthConfig, idp: FakeIdP) -> None:
     config = AuthConfig(**{**_fields(config), "tenant": "nosuch.onmicrosoft.com"})
     idp.unknown_tenants.add("nosuch.onmicrosoft.com")
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     assert "does not know tenant 'nosuch.onmicrosoft.com'" in out.getvalue()
 
 
 def test_login_without_client_id_says_how_to_configure(cache_path: Path, idp: FakeIdP) -> None:
     config = AuthConfig(cache_path=cache_path, allow_plaintext_cache=True)
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     assert "MFC_CLIENT_ID" in out.getvalue()
     assert idp.requests == []
 
@@ -550,7 +550,7 @@ def test_concurrent_writers_keep_each_others_changes(config: AuthConfig) -> None
 def test_plaintext_cache_is_refused_without_opt_in(config: AuthConfig, idp: FakeIdP) -> None:
     config = AuthConfig(**{**_fields(config), "allow_plaintext_cache": False})
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     text = out.getvalue()
     assert "no encrypted token storage" in text
     assert "--allow-plaintext-cache" in text and "MFC_ALLOW_PLAINTEXT_CACHE=1" in text
@@ -937,7 +937,7 @@ async def test_app_only_with_a_secret(cache_path: Path, caplog: pytest.LogCaptur
     assert facts["expiresOn"] is not None
     assert not await trio.Path(cache_path).exists()  # app tokens never reach the disk
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 0
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 0
     assert "Client credential works" in out.getvalue()
     everything = caplog.text + out.getvalue() + json.dumps(facts)
     assert not any(s in everything for s in idp.secrets())
@@ -1103,7 +1103,7 @@ async def test_no_token_or_secret_reaches_any_output_or_log(
     caplog.set_level(logging.DEBUG)
     idp = FakeIdP(client_id=CLIENT_ID, access_token_lifetime=60)
     printed = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=printed) == 0
+    assert commands.login(config, method="device-code", http_client=idp, stream=printed) == 0
     provider = MsalTokenProvider(config, http_client=idp)
     await provider.get_token()
     await provider.get_token(force_refresh=True, claims=CLAIMS_JSON)

@@ -16,18 +16,35 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, TypeVar
 
+from mfconnector.auth.browser import (
+    BrowserOpener,
+    can_open_browser,
+    open_receiver,
+    open_system_browser,
+)
 from mfconnector.auth.cache import TokenStore, open_token_store
 from mfconnector.auth.config import AuthConfig, auth_config_from_args
-from mfconnector.auth.errors import auth_error_from_result
+from mfconnector.auth.errors import auth_error_from_result, with_other_flow
 from mfconnector.auth.sessions import OIDC_SCOPES, AppOnlySession, DelegatedSession, make_session
 from mfconnector.auth.translate import call_msal
 from mfconnector.errors import AuthError
 
-__all__ = ["DEFAULT_LOGIN_TIMEOUT_SECONDS", "login", "logout", "run_command", "status"]
+__all__ = [
+    "DEFAULT_LOGIN_TIMEOUT_SECONDS",
+    "LoginMethod",
+    "choose_method",
+    "login",
+    "logout",
+    "run_command",
+    "status",
+]
+
+LoginMethod = Literal["auto", "browser", "device-code"]
+T = TypeVar("T")
 
 DEFAULT_LOGIN_TIMEOUT_SECONDS = 900.0
 """Entra ID's device codes live 15 minutes; we never wait longer than the code does."""
@@ -117,21 +134,24 @@ def _poll(app: Any, flow: dict[str, Any], stop: threading.Event) -> dict[str, An
     return None
 
 
-def _wait_for_sign_in(
-    config: AuthConfig,
-    app: Any,
-    flow: dict[str, Any],
+def _in_worker(
+    work: Callable[[], T],
     stop: threading.Event,
     limit_seconds: float,
-) -> tuple[dict[str, Any] | None, bool]:
-    """Run ``_poll`` in a thread; the main thread stays free for Ctrl-C. (result, timed_out)."""
+    on_stop: Callable[[], None] | None = None,
+) -> tuple[T | None, bool]:
+    """Run ``work`` in a thread; the main thread stays free for Ctrl-C. (result, timed_out).
+
+    Ctrl-C, ``stop`` or the time limit end the wait: ``on_stop`` then makes ``work`` return
+    (closing the loopback listener, or the device-code poll seeing ``stop``).
+    """
     box: dict[str, Any] = {}
     done = threading.Event()
     timed_out = threading.Event()
 
     def worker() -> None:
         try:
-            box["result"] = call_msal(config, lambda: _poll(app, flow, stop))
+            box["result"] = work()
         except BaseException as exc:
             box["error"] = exc
         finally:
@@ -148,30 +168,53 @@ def _wait_for_sign_in(
     thread.start()
     try:
         while not done.wait(0.2):
-            pass
+            if stop.is_set():
+                break
     except KeyboardInterrupt:
         stop.set()
-        thread.join(2.0)  # a poll in flight ends within msal's HTTP timeout; don't wait for it
+        if on_stop is not None:
+            on_stop()
+        thread.join(2.0)  # a request in flight ends within msal's HTTP timeout
         raise
     finally:
         timer.cancel()
+    if stop.is_set() and not done.is_set():
+        if on_stop is not None:
+            on_stop()
+        thread.join(2.0)
+        return None, timed_out.is_set()
     if "error" in box:
         raise box["error"]
     return box.get("result"), timed_out.is_set()
 
 
+def choose_method(
+    session: DelegatedSession, method: LoginMethod, browser: BrowserOpener | None
+) -> tuple[LoginMethod, str | None]:
+    """The flow ``auto`` means here, and a note for the user when it fell back."""
+    if method != "auto":
+        return method, None
+    if session.broker or browser is not None or can_open_browser():
+        return "browser", None
+    return "device-code", "No web browser can be opened here: signing in with a device code."
+
+
 def login(
     config: AuthConfig,
     *,
+    method: LoginMethod = "auto",
+    browser: BrowserOpener | None = None,
     http_client: Any = None,
     timeout_seconds: float = DEFAULT_LOGIN_TIMEOUT_SECONDS,
     stream: TextIO | None = None,
     cancel: threading.Event | None = None,
 ) -> int:
-    """Device-code sign-in. The code and URL go to ``stream`` (stderr), never stdout.
+    """Sign in: in a browser (the default where one can be opened) or with a device code.
 
-    Ctrl-C (or setting ``cancel``) stops waiting and returns 130; ``timeout_seconds`` (at
-    most the code's own lifetime) returns 1. In app-only mode it checks the credential.
+    Everything said goes to ``stream`` (stderr), never stdout. ``browser`` opens the
+    sign-in address (default: the system browser; tests pass their own). Ctrl-C (or setting
+    ``cancel``) stops waiting and returns 130; ``timeout_seconds`` returns 1. In app-only
+    mode it checks the credential instead.
     """
     out = stream if stream is not None else sys.stderr
     stop = cancel if cancel is not None else threading.Event()
@@ -179,7 +222,16 @@ def login(
         session = make_session(config, http_client=http_client)
         if isinstance(session, AppOnlySession):
             return _check_app_only(session, out)
-        return _device_login(session, out, stop, timeout_seconds)
+        chosen, note = choose_method(session, method, browser)
+        if note:
+            _say(out, note)
+        if chosen == "browser":
+            outcome = _browser_login(session, out, stop, timeout_seconds, browser)
+        else:
+            outcome = _device_login(session, out, stop, timeout_seconds)
+        if isinstance(outcome, int):
+            return outcome
+        return _finish_login(session, outcome, out)
     except KeyboardInterrupt:
         stop.set()
         _say(out, "Sign-in cancelled.")
@@ -188,9 +240,74 @@ def login(
         return _fail(out, exc)
 
 
+def _browser_login(
+    session: DelegatedSession,
+    out: TextIO,
+    stop: threading.Event,
+    timeout_seconds: float,
+    browser: BrowserOpener | None,
+) -> dict[str, Any] | int:
+    config = session.config
+    session.store.refresh()
+    app = session.app
+    limit = max(0.1, float(timeout_seconds))
+    receiver = open_receiver(browser or open_system_browser, out)
+    extra: dict[str, Any] = {}
+    if session.broker:
+        _say(out, "Signing in with the Windows account broker...")
+        extra["parent_window_handle"] = app.CONSOLE_WINDOW_HANDLE
+    else:
+        extra["auth_code_receiver"] = receiver
+
+    def interact() -> dict[str, Any]:
+        result: dict[str, Any] = app.acquire_token_interactive(
+            session.scopes,
+            prompt="select_account",
+            timeout=int(limit) + 5,  # our own limit ends the wait first
+            port=receiver.get_port(),
+            **extra,
+        )
+        return result
+
+    try:
+        _say(
+            out,
+            f"Waiting up to {_duration(limit)} for sign-in in the browser; press Ctrl-C to cancel.",
+        )
+        try:
+            result, timed_out = _in_worker(
+                lambda: call_msal(config, interact), stop, limit, on_stop=receiver.close
+            )
+        except AuthError as exc:
+            if exc.code == "browser_timeout":
+                result, timed_out = None, True
+            else:
+                raise AuthError(
+                    exc.message, hint=with_other_flow(exc, "browser"), code=exc.code
+                ) from None
+    finally:
+        receiver.close()
+    if result is None:
+        if timed_out:
+            _say(out, f"error: sign-in in the browser did not finish within {_duration(limit)}")
+            _say(
+                out,
+                "hint: run `mfconnector login` again, or `mfconnector login --device-code` to "
+                "sign in on another device",
+            )
+            return EXIT_FAILED
+        _say(out, "Sign-in cancelled.")
+        return EXIT_CANCELLED
+    if "access_token" not in result:
+        session.commit_quietly()
+        error = auth_error_from_result(result, action="browser sign-in")
+        raise AuthError(error.message, hint=with_other_flow(error, "browser"), code=error.code)
+    return result
+
+
 def _device_login(
     session: DelegatedSession, out: TextIO, stop: threading.Event, timeout_seconds: float
-) -> int:
+) -> dict[str, Any] | int:
     config = session.config
     store = session.store
     store.refresh()
@@ -199,13 +316,16 @@ def _device_login(
         config, lambda: app.initiate_device_flow(scopes=session.scopes)
     )
     if "user_code" not in flow:
-        raise auth_error_from_result(flow, action="starting sign-in")
+        error = auth_error_from_result(flow, action="starting sign-in")
+        raise AuthError(error.message, hint=with_other_flow(error, "device-code"), code=error.code)
     flow["interval"] = max(1, int(flow.get("interval", 5)))
     limit = max(0.1, min(float(timeout_seconds), float(flow.get("expires_in", 900))))
     _say(out, _printable(str(flow.get("message") or "")))
     _say(out, f"Waiting up to {_duration(limit)} for sign-in to finish; press Ctrl-C to cancel.")
 
-    result, timed_out = _wait_for_sign_in(config, app, flow, stop, limit)
+    result, timed_out = _in_worker(
+        lambda: call_msal(config, lambda: _poll(app, flow, stop)), stop, limit
+    )
     if result is None:
         if timed_out:
             _say(out, f"error: sign-in did not finish within {_duration(limit)}")
@@ -215,8 +335,14 @@ def _device_login(
         return EXIT_CANCELLED
     if "access_token" not in result:
         session.commit_quietly()
-        raise auth_error_from_result(result, action="sign-in")
+        error = auth_error_from_result(result, action="sign-in")
+        raise AuthError(error.message, hint=with_other_flow(error, "device-code"), code=error.code)
+    return result
 
+
+def _finish_login(session: DelegatedSession, result: dict[str, Any], out: TextIO) -> int:
+    """Keep one account, save the cache, and name the account and the granted scopes."""
+    store = session.store
     home = _home_account_id(result)
     if home is not None:
         forget_accounts(store, keep=home)  # one account per cache
@@ -385,5 +511,8 @@ def run_command(
     except AuthError as exc:
         _fail(out, exc)
         return EXIT_USAGE
-    handlers = {"login": login, "logout": logout, "status": status}
+    if command == "login":
+        method: LoginMethod = getattr(args, "login_method", None) or "auto"
+        return login(config, method=method, stream=out)
+    handlers = {"logout": logout, "status": status}
     return handlers[command](config, stream=out)

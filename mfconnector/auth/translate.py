@@ -60,6 +60,12 @@ def translate_exception(exc: BaseException, config: AuthConfig) -> AuthError | N
         return mapped
     host = config.cloud.authority_host
     name = type(exc).__name__
+    if name == "BrowserInteractionTimeoutError":
+        return AuthError(
+            "sign-in in the browser did not finish in time",
+            hint="run `mfconnector login` again, or `mfconnector login --device-code`",
+            code="browser_timeout",
+        )
     if name == "MsalServiceError":  # a 5xx from the sign-in service
         return AuthError(
             f"the sign-in service ({host}) had an internal error",
