@@ -113,7 +113,11 @@ def make_ca_and_server(directory: Path, hosts: list[str]) -> ServerCertificate:
     key = ec.generate_private_key(ec.SECP256R1())
     cert = _server_cert(key, ca_key, ca_name, hosts, self_signed=False)
     directory.mkdir(parents=True, exist_ok=True)
-    ca_file, cert_file, key_file = directory / "ca.pem", directory / "server.pem", directory / "key.pem"
+    ca_file, cert_file, key_file = (
+        directory / "ca.pem",
+        directory / "server.pem",
+        directory / "key.pem",
+    )
     ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     _write_key(key, key_file)

@@ -12,6 +12,7 @@ import argparse
 import base64
 import binascii
 import json
+import math
 import os
 import sys
 import threading
@@ -71,7 +72,7 @@ def _fail(stream: TextIO, exc: AuthError) -> int:
 
 
 def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
+    seconds = max(0, math.ceil(seconds))
     if seconds >= 120:
         return f"{seconds // 60} min"
     return f"{seconds} s"
