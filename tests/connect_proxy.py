@@ -94,7 +94,7 @@ class ConnectProxy:
                     return
                 head += chunk
             lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
-            method, target = (lines[0].split(" ") + ["", ""])[:2]
+            method, target = [*lines[0].split(" "), "", ""][:2]
             headers = {
                 k.strip().lower(): v.strip()
                 for k, _, v in (line.partition(":") for line in lines[1:])
