@@ -97,7 +97,9 @@ def idp() -> FakeIdP:
 def sign_in(config: AuthConfig, idp: FakeIdP, **kwargs: Any) -> str:
     """Run the real ``login`` command; return what it printed (to its stream)."""
     out = io.StringIO()
-    assert commands.login(config, method="device-code", http_client=idp, stream=out, **kwargs) == 0, out.getvalue()
+    assert (
+        commands.login(config, method="device-code", http_client=idp, stream=out, **kwargs) == 0
+    ), out.getvalue()
     return out.getvalue()
 
 
@@ -273,7 +275,9 @@ def test_auth_package_does_not_import_msal() -> None:
 def test_login_prints_the_code_to_stderr_only(
     config: AuthConfig, idp: FakeIdP, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert commands.login(config, method="device-code", http_client=idp) == 0  # default stream: sys.stderr
+    assert (
+        commands.login(config, method="device-code", http_client=idp) == 0
+    )  # default stream: sys.stderr
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "https://microsoft.com/devicelogin" in captured.err
@@ -331,7 +335,9 @@ def test_login_cancel_returns_130_promptly(config: AuthConfig) -> None:
     started = time.monotonic()
     timer.start()
     try:
-        code = commands.login(config, method="device-code", http_client=idp, stream=out, cancel=cancel)
+        code = commands.login(
+            config, method="device-code", http_client=idp, stream=out, cancel=cancel
+        )
     finally:
         timer.cancel()
     assert code == 130
@@ -396,7 +402,12 @@ def test_login_timeout_is_a_clear_failure(config: AuthConfig) -> None:
     idp = FakeIdP(client_id=CLIENT_ID, device_outcome="pending", interval=5)
     out = io.StringIO()
     started = time.monotonic()
-    assert commands.login(config, method="device-code", http_client=idp, stream=out, timeout_seconds=0.3) == 1
+    assert (
+        commands.login(
+            config, method="device-code", http_client=idp, stream=out, timeout_seconds=0.3
+        )
+        == 1
+    )
     assert time.monotonic() - started < 2.0
     assert "did not finish within" in out.getvalue()
     assert LOGIN in out.getvalue()

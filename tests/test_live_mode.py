@@ -61,7 +61,9 @@ def config(tmp_path: Path) -> AuthConfig:
 def idp(config: AuthConfig) -> FakeIdP:
     fake = FakeIdP(client_id=CLIENT_ID)
     out = io.StringIO()
-    assert commands.login(config, method="device-code", http_client=fake, stream=out) == 0, out.getvalue()
+    assert commands.login(config, method="device-code", http_client=fake, stream=out) == 0, (
+        out.getvalue()
+    )
     return fake
 
 
