@@ -34,12 +34,13 @@ class ConnectProxy:
         self._sockets: set[socket.socket] = set()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.05)
+        self.port = int(self._listener.getsockname()[1])
         self._stopping = threading.Event()
         self._acceptor = threading.Thread(target=self._accept_loop, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> ConnectProxy:
         self._acceptor.start()
