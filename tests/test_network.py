@@ -275,7 +275,7 @@ async def test_sign_in_and_graph_go_through_the_configured_proxy_with_credential
     assert facts["network"]["proxy"] == proxy.url and facts["network"]["proxySource"] == "--proxy"
     words = status.getvalue()
     assert (
-        f"proxy:" in words and f"{proxy.url} (from --proxy), with credentials (not shown)" in words
+        "proxy:" in words and f"{proxy.url} (from --proxy), with credentials (not shown)" in words
     )
     for shown in (json.dumps(facts), words, out.getvalue()):
         assert "s3cr3t-pw" not in shown
@@ -302,6 +302,7 @@ async def test_graph_names_a_refused_certificate(untrusted: LoopbackServer) -> N
     assert "TLS certificate was not accepted: self-signed certificate" in error.message
     assert error.hint is not None and "--ca-file" in error.hint and "trust store" in error.hint
     assert error.retry_safe is False
+    untrusted.close()  # joins the handler threads: the count is final
     assert untrusted.requests == [] and untrusted.tls_failures == 1
 
 
