@@ -41,6 +41,7 @@ from mfconnector.auth.config import (
 )
 from mfconnector.auth.errors import aadsts_codes, auth_error_from_result
 from mfconnector.auth.msal_provider import MsalTokenProvider, build_token_provider
+from mfconnector.auth.persistence import ENCRYPTED_STORES
 from mfconnector.errors import AuthError
 
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
@@ -62,10 +63,15 @@ def headless(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
         return
     import msal_extensions
 
-    def no_keyring(location: str) -> Any:
+    def no_keyring(location: str, **kwargs: Any) -> Any:
         raise ImportError("Unable to import module 'gi'")
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", no_keyring)
+    for store in (
+        "FilePersistenceWithDataProtection",
+        "KeychainPersistence",
+        "LibsecretPersistence",
+    ):
+        monkeypatch.setattr(msal_extensions, store, no_keyring)
 
 
 @pytest.fixture
@@ -612,13 +618,18 @@ def test_an_encrypted_store_is_used_when_the_platform_has_one(
     class PretendEncrypted(FilePersistence):  # type: ignore[misc]
         is_encrypted = True
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", PretendEncrypted)
+        def __init__(self, location: str, **kwargs: Any) -> None:
+            super().__init__(location)
+
+    store = ENCRYPTED_STORES["linux" if sys.platform.startswith("linux") else sys.platform]
+    monkeypatch.setattr(msal_extensions, store.class_name, PretendEncrypted)
     config = AuthConfig(**{**_fields(config), "allow_plaintext_cache": False})
     text = sign_in(config, idp)
-    assert "(encrypted)" in text
+    assert f"(encrypted: {store.description})" in text
     out = io.StringIO()
     assert commands.status(config, stream=out) == 0
-    assert "(encrypted)" in out.getvalue() and "not encrypted" not in out.getvalue()
+    assert f"(encrypted: {store.description})" in out.getvalue()
+    assert "not encrypted" not in out.getvalue()
 
 
 def test_status_says_the_plaintext_cache_is_not_encrypted(config: AuthConfig, idp: FakeIdP) -> None:
@@ -829,6 +840,7 @@ async def test_describe_reports_facts_and_never_a_token(config: AuthConfig, idp:
         "requestedScopes": ["User.Read", "Mail.Read", "Files.Read"],
         "cacheLocation": str(config.cache_path),
         "cacheEncrypted": False,
+        "cacheStorage": "plaintext file, mode 0600",
         "expiresOn": expected_expiry.isoformat().replace("+00:00", "Z"),
         "mode": "delegated",
         "network": {

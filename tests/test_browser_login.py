@@ -31,10 +31,15 @@ def headless(monkeypatch: pytest.MonkeyPatch) -> None:
     """No keyring on this machine (and none touched on a desktop): plaintext, opted in."""
     import msal_extensions
 
-    def no_keyring(location: str) -> Any:
+    def no_keyring(location: str, **kwargs: Any) -> Any:
         raise ImportError("Unable to import module 'gi'")
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", no_keyring)
+    for store in (
+        "FilePersistenceWithDataProtection",
+        "KeychainPersistence",
+        "LibsecretPersistence",
+    ):
+        monkeypatch.setattr(msal_extensions, store, no_keyring)
 
 
 @pytest.fixture

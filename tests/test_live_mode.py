@@ -41,10 +41,15 @@ def headless(monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine has no keyring: make every run see the same, and opt in to plaintext."""
     import msal_extensions
 
-    def no_keyring(location: str) -> Any:
+    def no_keyring(location: str, **kwargs: Any) -> Any:
         raise ImportError("Unable to import module 'gi'")
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", no_keyring)
+    for store in (
+        "FilePersistenceWithDataProtection",
+        "KeychainPersistence",
+        "LibsecretPersistence",
+    ):
+        monkeypatch.setattr(msal_extensions, store, no_keyring)
 
 
 @pytest.fixture

@@ -57,10 +57,15 @@ def settings(env: dict[str, str], **flags: str) -> NetworkSettings:
 def headless(monkeypatch: pytest.MonkeyPatch) -> None:
     import msal_extensions
 
-    def no_keyring(location: str) -> Any:
+    def no_keyring(location: str, **kwargs: Any) -> Any:
         raise ImportError("Unable to import module 'gi'")
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", no_keyring)
+    for store in (
+        "FilePersistenceWithDataProtection",
+        "KeychainPersistence",
+        "LibsecretPersistence",
+    ):
+        monkeypatch.setattr(msal_extensions, store, no_keyring)
 
 
 @dataclass

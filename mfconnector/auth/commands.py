@@ -80,7 +80,7 @@ def _duration(seconds: float) -> str:
 
 def _cache_words(store: TokenStore) -> str:
     if store.encrypted:
-        return f"{store.location} (encrypted)"
+        return f"{store.location} (encrypted: {store.description})"
     return f"{store.location} (not encrypted: plaintext file readable only by you, mode 0600)"
 
 
@@ -423,7 +423,7 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
     if encrypted is None:
         cache_words = str(facts.get("cacheLocation"))
     elif encrypted:
-        cache_words = f"{facts.get('cacheLocation')} (encrypted)"
+        cache_words = f"{facts.get('cacheLocation')} (encrypted: {facts.get('cacheStorage')})"
     else:
         cache_words = (
             f"{facts.get('cacheLocation')} (not encrypted: plaintext file, "

@@ -236,6 +236,7 @@ class DelegatedSession:
             store = self.store
             facts["cacheLocation"] = store.location
             facts["cacheEncrypted"] = store.encrypted
+            facts["cacheStorage"] = store.description
             store.refresh()
             accounts = self.cached_accounts()
         except AuthError as exc:
