@@ -280,6 +280,7 @@ class FakeIdP:
         self.auth_codes: dict[str, dict[str, str]] = {}
         """authorization code -> the request it answered (challenge, redirect, scope, nonce)"""
         self.authorize_requests: list[dict[str, str]] = []
+        self.issued_codes: list[str] = []
         self.valid_refresh_tokens: set[str] = set()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -293,7 +294,7 @@ class FakeIdP:
             values = [*self.access_tokens, *self.refresh_tokens, *self.id_tokens]
             values += self.assertions
             values += list(self.device_codes)
-            values += list(self.auth_codes)
+            values += self.issued_codes
         if self.client_secret:
             values.append(self.client_secret)
         return values
@@ -356,6 +357,7 @@ class FakeIdP:
             )
         code = "0.AXkA" + secrets.token_urlsafe(120)
         with self._lock:
+            self.issued_codes.append(code)
             self.auth_codes[code] = {
                 "challenge": query["code_challenge"],
                 "redirect_uri": redirect,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import logging
 import threading
 import urllib.request
 import webbrowser
@@ -127,6 +128,27 @@ def test_browser_sign_in_names_the_account_and_granted_scopes(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert not any(secret in text for secret in idp.secrets())
+
+
+def test_browser_sign_in_leaks_no_code_or_token_to_output_or_logs(
+    config: AuthConfig,
+    idp: FakeIdP,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    browser = FakeBrowser(idp)
+    code, text = login(config, idp, browser, method="browser")
+    assert code == 0, text
+    (redeemed,) = idp.token_requests("authorization_code")
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    everything = "\n".join(
+        [text, captured.err, caplog.text, *(r.getMessage() for r in caplog.records)]
+    )
+    secrets = [*idp.secrets(), str(redeemed.data["code_verifier"])]
+    assert len(secrets) >= 5  # the code, its verifier, access, refresh and id tokens
+    assert [s[:12] for s in secrets if s in everything] == []
 
 
 def test_auto_picks_the_browser_when_one_is_given(config: AuthConfig, idp: FakeIdP) -> None:

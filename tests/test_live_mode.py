@@ -156,6 +156,8 @@ async def test_account_status_names_the_signed_in_person(config: AuthConfig, idp
     assert status["mode"] == "live" and status["signedIn"] is True
     assert status["profile"]["displayName"] == "Adele Vance"
     assert status["account"]["cacheEncrypted"] is False
+    assert status["account"]["network"]["proxy"] is None  # no proxy unless configured
+    assert status["account"]["network"]["trust"] == "operating system trust store"
     assert not any(secret in json.dumps(reply) for secret in idp.secrets())
 
 
