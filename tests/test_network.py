@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from connect_proxy import ConnectProxy
 from idp_fake import FakeIdP
-from loopback import LoopbackServer, RecordedRequest, Reply
+from idp_https import serve_idp
+from loopback import LoopbackServer, Reply
 from tls_certs import ServerCertificate, make_ca_and_server, make_self_signed
 
 from mfconnector.auth import StaticTokenProvider, commands
@@ -40,12 +41,6 @@ CLIENT_ID = "11111111-2222-3333-4444-555555555555"
 LOGIN_HOST = "login.microsoftonline.com"
 GRAPH_HOST = "graph.microsoft.com"
 PROBE = "/v1.0/probe"
-IDP_ROUTES = (
-    ("GET", "/common/v2.0/.well-known/openid-configuration"),
-    ("GET", "/common/discovery/instance"),
-    ("POST", "/common/oauth2/v2.0/devicecode"),
-    ("POST", "/common/oauth2/v2.0/token"),
-)
 
 
 def settings(env: dict[str, str], **flags: str) -> NetworkSettings:
@@ -229,24 +224,11 @@ async def test_both_clients_use_the_proxy_exactly_when_configured(
 # --- sign-in and Graph end to end through an authenticating proxy ---------------------------
 
 
-def _serve_idp(server: LoopbackServer, idp: FakeIdP) -> None:
-    def answer(request: RecordedRequest) -> Reply:
-        host = (request.header("host") or "").split(":")[0]
-        response = idp.answer_http(
-            request.method, f"https://{host}{request.target}", request.body, dict(request.headers)
-        )
-        headers = tuple(response.headers.items())
-        return Reply(response.status_code, headers, response.text.encode("utf-8"))
-
-    for method, path in IDP_ROUTES:
-        server.route(method, path, answer)
-
-
 async def test_sign_in_and_graph_go_through_the_configured_proxy_with_credentials(
     site: Site, decoy: ConnectProxy, tmp_path: Path
 ) -> None:
     idp = FakeIdP(client_id=CLIENT_ID)
-    _serve_idp(site.server, idp)
+    serve_idp(site.server, idp)
     profile = {"id": "u1", "displayName": "Adele Vance"}
     site.server.route("GET", "/v1.0/me", Reply.json(profile))
     expected = "Basic " + base64.b64encode(b"alice:s3cr3t-pw").decode("ascii")

@@ -12,6 +12,7 @@ hand if no browser came up. Everything here blocks; nothing is written to stdout
 
 from __future__ import annotations
 
+import threading
 import webbrowser
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -71,6 +72,17 @@ class OpeningReceiver:
     def get_auth_response(
         self, *, auth_uri: str, state: str, timeout: float | None = None, **ignored: Any
     ) -> dict[str, Any] | None:
+        # Listen first, then open: some openers (a $BROWSER command) return only when the
+        # browser exits, which may be after it has been redirected to us.
+        box: dict[str, dict[str, Any] | None] = {}
+
+        def wait() -> None:
+            box["response"] = self._inner.get_auth_response(
+                state=state, timeout=timeout, success_template=SUCCESS_PAGE
+            )
+
+        waiter = threading.Thread(target=wait, name="mfconnector-redirect", daemon=True)
+        waiter.start()
         self._say("Opening your web browser to sign in...")
         try:
             opened = self._opener(auth_uri)
@@ -81,10 +93,8 @@ class OpeningReceiver:
                 "No browser could be opened. Open this address in a browser on this "
                 f"computer:\n{auth_uri}"
             )
-        response: dict[str, Any] | None = self._inner.get_auth_response(
-            state=state, timeout=timeout, success_template=SUCCESS_PAGE
-        )
-        return response
+        waiter.join()
+        return box.get("response")
 
     def close(self) -> None:
         self._inner.close()
