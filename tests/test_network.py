@@ -310,3 +310,30 @@ def test_sign_in_names_a_refused_certificate(untrusted: LoopbackServer, tmp_path
     )
     assert "--ca-file" in text
     assert untrusted.requests == []
+
+
+async def test_a_proxy_that_refuses_is_named_by_both_clients(site: Site, tmp_path: Path) -> None:
+    """A proxy that wants credentials it did not get: both errors name the proxy setting."""
+    with ConnectProxy(("127.0.0.1", site.server.port), require_auth="Basic eA==") as proxy:
+        network = settings({}, proxy=proxy.url, ca_file=str(site.certificate.ca_file))
+        client = GraphClient(
+            token_provider=StaticTokenProvider("t"), root=f"{site.server.url}/v1.0", network=network
+        )
+        async with client:
+            with pytest.raises(GraphError) as caught:
+                await client.get_json("probe")
+        config = AuthConfig(
+            client_id=CLIENT_ID,
+            cache_path=tmp_path / "cache" / "token_cache.json",
+            allow_plaintext_cache=True,
+            network=network,
+        )
+        out = io.StringIO()
+        assert commands.login(config, method="device-code", stream=out) == 1
+        refused = list(proxy.refused)
+    assert "the proxy did not open a connection" in caught.value.message
+    assert "--proxy" in (caught.value.hint or "")
+    assert f"the proxy {proxy.url} did not open a connection to the sign-in service" in (
+        out.getvalue()
+    )
+    assert len(refused) >= 2 and site.server.requests == []
