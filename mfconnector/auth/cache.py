@@ -69,7 +69,8 @@ class CacheLock:
         except filelock.Timeout:
             raise cache_error(
                 f"the token cache is locked by another process (waited {self.timeout_seconds:g} s)",
-                hint=f"retry; if no other mfconnector is running, remove {self.path}",
+                hint="another mfconnector (a server or `login`) is writing the token cache: "
+                "retry in a moment (a lock left by a crashed process is released by the system)",
                 code="cache_locked",
             ) from None
         return self
