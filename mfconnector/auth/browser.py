@@ -17,6 +17,8 @@ import webbrowser
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from mfconnector.auth.terminal import say
+
 __all__ = [
     "SUCCESS_PAGE",
     "BrowserOpener",
@@ -104,8 +106,4 @@ def open_receiver(opener: BrowserOpener, stream: TextIO) -> OpeningReceiver:
     """A receiver listening on a free loopback port (msal imported here, not at start-up)."""
     from msal.oauth2cli import AuthCodeReceiver
 
-    def say(text: str) -> None:
-        stream.write(text + "\n")
-        stream.flush()
-
-    return OpeningReceiver(AuthCodeReceiver(port=0), opener, say)
+    return OpeningReceiver(AuthCodeReceiver(port=0), opener, lambda text: say(stream, text))
