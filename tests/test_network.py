@@ -331,9 +331,24 @@ async def test_a_proxy_that_refuses_is_named_by_both_clients(site: Site, tmp_pat
         out = io.StringIO()
         assert commands.login(config, method="device-code", stream=out) == 1
         refused = list(proxy.refused)
-    assert "the proxy did not open a connection" in caught.value.message
+    assert f"the proxy {proxy.url} did not open a connection" in caught.value.message
     assert "--proxy" in (caught.value.hint or "")
     assert f"the proxy {proxy.url} did not open a connection to the sign-in service" in (
         out.getvalue()
     )
     assert len(refused) >= 2 and site.server.requests == []
+
+
+async def test_an_unreachable_proxy_is_named(site: Site) -> None:
+    with ConnectProxy(("127.0.0.1", site.server.port)) as gone:
+        address = gone.url  # closed when the block ends: nothing listens there any more
+    network = settings({}, proxy=address, ca_file=str(site.certificate.ca_file))
+    client = GraphClient(
+        token_provider=StaticTokenProvider("t"), root=f"{site.server.url}/v1.0", network=network
+    )
+    async with client:
+        with pytest.raises(GraphError) as caught:
+            await client.get_json("probe")
+    assert f"could not connect through the proxy {address}" in caught.value.message
+    assert "--proxy" in (caught.value.hint or "")
+    assert site.server.requests == []

@@ -54,7 +54,7 @@ from mfconnector.graph.url_policy import Location, checked_graph_url, checked_re
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, build_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.net.graph_transport import graph_transport
-from mfconnector.net.settings import NetworkSettings
+from mfconnector.net.settings import NetworkSettings, ProxySetting
 
 __all__ = ["Download", "GraphClient", "GraphResponse"]
 
@@ -100,8 +100,12 @@ class GraphClient:
         self._limits = limits
         self._root = root.rstrip("/")
         self._limiter = trio.CapacityLimiter(limits.graph_concurrency)
+        self._proxy: ProxySetting | None = None
+        """The proxy our own transport routes through (None with a given transport)."""
         if transport is None:
-            transport = graph_transport(network or NetworkSettings())
+            network = network or NetworkSettings()
+            transport = graph_transport(network)
+            self._proxy = network.proxy
         no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
         self._http = httpx.AsyncClient(
             transport=transport,
@@ -258,10 +262,12 @@ class GraphClient:
         """
         async with self._limiter:
             failure: GraphError | None = None
+            proxy = self._proxy
+            via = proxy.display if proxy and proxy.applies_to(request.url.host) else None
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
-                failure = connection_error(exc, peer=peer)
+                failure = connection_error(exc, peer=peer, proxy=via)
             if failure is not None:
                 raise failure
             try:
@@ -276,7 +282,7 @@ class GraphClient:
                 body = await self._error_body(response)
                 return Answer(response.status_code, response.headers, body)
             except httpx.TransportError as exc:
-                failure = connection_error(exc, peer=peer)
+                failure = connection_error(exc, peer=peer, proxy=via)
             except GraphError as err:
                 err.status = err.status or response.status_code
                 err.request_id = err.request_id or request_id(response.headers)

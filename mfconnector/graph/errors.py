@@ -299,8 +299,24 @@ def graph_error_from_response(
     )
 
 
-def connection_error(exc: Exception, *, peer: str = "Microsoft Graph") -> GraphError:
-    """A failed exchange (refused, dropped, timed out) without the library's own text."""
+def connection_error(
+    exc: Exception, *, peer: str = "Microsoft Graph", proxy: str | None = None
+) -> GraphError:
+    """A failed exchange (refused, dropped, timed out) without the library's own text.
+
+    ``proxy`` is the proxy the request went through (its address without credentials).
+    """
+    the_proxy = f"the proxy {proxy}" if proxy else "the proxy"
+    if (
+        proxy is not None
+        and isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+        and certificate_problem(exc) is None
+    ):
+        return GraphError(
+            f"{peer}: could not connect through {the_proxy}",
+            retry_safe=True,
+            hint=f"check --proxy / MFC_PROXY: is {proxy} running and reachable from here?",
+        )
     if isinstance(exc, httpx.TimeoutException):
         kind = {
             httpx.ConnectTimeout: "connecting took too long",
@@ -321,7 +337,7 @@ def connection_error(exc: Exception, *, peer: str = "Microsoft Graph") -> GraphE
         )
     if isinstance(exc, httpx.ProxyError):
         return GraphError(
-            f"{peer}: the proxy did not open a connection",
+            f"{peer}: {the_proxy} did not open a connection",
             retry_safe=True,
             hint="check --proxy / MFC_PROXY (address, credentials) and that the proxy allows "
             "this host",
