@@ -64,7 +64,6 @@ T = TypeVar("T")
 _KEPT_HEADERS = ("request-id", "content-type", "preference-applied")
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SUCCESS = frozenset(range(200, 300))
-_CLOSE_SECONDS = 1.0
 _CHATTY_LIBRARIES = ("httpx", "httpcore")
 """They log full URLs at INFO and response headers (Location) at DEBUG."""
 
@@ -288,7 +287,7 @@ class GraphClient:
                 err.request_id = err.request_id or request_id(response.headers)
                 raise
             finally:
-                with trio.move_on_after(_CLOSE_SECONDS) as scope:
+                with trio.move_on_after(self._limits.graph_close_seconds) as scope:
                     scope.shield = True
                     await response.aclose()
             raise failure
