@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.net.settings import NetworkSettings
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioKind
     from mfconnector.tools.base import ToolContext
@@ -52,7 +53,7 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--state-dir",
         metavar="DIR",
-        help="where the send state file lives [MFC_STATE_DIR; ~/.local/state/mfconnector]; "
+        help="where the send state file lives [MFC_STATE_DIR; the platform state directory]; "
         "--demo and --fixtures keep it in memory",
     )
     parser.add_argument(
@@ -75,12 +76,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
     for name, text in (
-        ("login", "sign in with a device code (prompt on stderr)"),
+        ("login", "sign in: in a web browser, or with --device-code (messages on stderr)"),
         ("logout", "remove the signed-in account from the token cache"),
         ("status", "show account, tenant, scopes, cache location and token expiry"),
     ):
         sub = commands.add_parser(name, help=text)
         _add_auth_arguments(sub)
+        if name == "login":
+            flow = sub.add_mutually_exclusive_group()
+            flow.add_argument(
+                "--device-code",
+                dest="login_method",
+                action="store_const",
+                const="device-code",
+                help="show a code to enter on any device's browser (for SSH sessions and "
+                "machines without a browser)",
+            )
+            flow.add_argument(
+                "--browser",
+                dest="login_method",
+                action="store_const",
+                const="browser",
+                help="sign in in a web browser on this computer (the default when one can be "
+                "opened)",
+            )
         add_gate_arguments(sub)
     return parser
 
@@ -168,12 +187,14 @@ def _context(
     else:
         mode = "live"
         source = None
-        token_provider, user_path, root, cloud = _live_auth(args)
+        token_provider, user_path, root, network, cloud = _live_auth(args)
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
 
-            return GraphClient(token_provider=token_provider, limits=limits, root=root)
+            return GraphClient(
+                token_provider=token_provider, limits=limits, root=root, network=network
+            )
 
     graph = _LazyGraph(make)
     context = ToolContext(
@@ -210,8 +231,10 @@ def _write_setup(
     return WriteSetup(gates, AsyncSendStore(SendStore(path, limits=limits)), cloud=cloud)
 
 
-def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, str]:
-    """Token provider, mailbox path, Graph root and cloud name of a live server."""
+def _live_auth(
+    args: argparse.Namespace,
+) -> tuple[TokenProvider, str, str, NetworkSettings | None, str]:
+    """Token provider, user path, Graph root, network settings and cloud of a live server."""
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 
     try:
@@ -220,14 +243,14 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, str]:
     except ImportError:
         from mfconnector.auth import StaticTokenProvider
 
-        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, "global"
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, None, "global"
     from mfconnector.auth import UnavailableTokenProvider
     from mfconnector.errors import AuthError
 
     try:
         config = auth_config_from_args(args)
     except AuthError as error:
-        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, "global"
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None, "global"
     # The server asks for the read permissions only: Entra ID puts every permission the
     # user consented to in the token anyway, and asking for a write permission that was
     # never consented would break the read tools too. The acting tools check the granted
@@ -235,7 +258,7 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, str]:
     import dataclasses
 
     provider = build_token_provider(dataclasses.replace(config, extra_scopes=()))
-    return provider, config.user_path, config.graph_root, config.cloud.name
+    return provider, config.user_path, config.graph_root, config.network, config.cloud.name
 
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:

@@ -180,7 +180,7 @@ def test_a_live_server_asks_for_read_permissions_and_login_for_the_gates(
     monkeypatch.setenv("MFC_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("MFC_CACHE_PATH", str(tmp_path / "c.json"))
     args = build_parser().parse_args(["--enable-writes", "--enable-send"])
-    provider, _, _, cloud = _live_auth(args)
+    provider, _, _, _, cloud = _live_auth(args)
     assert "Mail.Send" not in provider.config.scopes
     assert "Mail.Read" in provider.config.scopes
     assert cloud == "global"

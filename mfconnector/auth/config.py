@@ -20,6 +20,12 @@ from typing import Literal
 from urllib.parse import quote
 
 from mfconnector.errors import AuthError
+from mfconnector.net.settings import (
+    NetworkSettings,
+    add_network_arguments,
+    network_settings_from_args,
+)
+from mfconnector.paths import default_cache_path
 
 __all__ = [
     "CLOUDS",
@@ -120,6 +126,8 @@ class AuthConfig:
     """Delegated permissions the open gates need (Mail.ReadWrite, Mail.Send)."""
     gate_flags: tuple[str, ...] = ()
     """The gate switches in force, so a re-consent hint can repeat them."""
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    """Proxy and trust for the sign-in service (the Graph client gets the same)."""
 
     @property
     def mode(self) -> Mode:
@@ -165,17 +173,6 @@ class AuthConfig:
         return self.client_id
 
 
-def default_cache_path(env: Mapping[str, str]) -> Path:
-    """``$XDG_CACHE_HOME/mfconnector/token_cache.json``, else ``~/.cache/mfconnector/...``."""
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if xdg and Path(xdg).is_absolute():
-        base = Path(xdg)
-    else:
-        home = env.get("HOME") or str(Path.home())
-        base = Path(home) / ".cache"
-    return base / "mfconnector" / "token_cache.json"
-
-
 def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the sign-in flags. Each overrides the environment variable named in its help.
 
@@ -212,7 +209,8 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         dest="auth_cache_path",
         metavar="PATH",
         default=unset,
-        help="token cache file [MFC_CACHE_PATH; ~/.cache/mfconnector/token_cache.json]",
+        help="token cache file [MFC_CACHE_PATH; the platform's cache directory, for example "
+        "~/.cache/mfconnector/token_cache.json on Linux]",
     )
     group.add_argument(
         "--allow-plaintext-cache",
@@ -259,6 +257,7 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         default=unset,
         help="app-only: SHA-1 thumbprint of that certificate [MFC_CLIENT_CERT_THUMBPRINT]",
     )
+    add_network_arguments(parser)
 
 
 def _env_bool(env: Mapping[str, str], name: str) -> bool | None:
@@ -367,6 +366,8 @@ def auth_config_from_args(
                 hint="pass --tenant <tenant id or domain> or set MFC_TENANT",
             )
 
+    network = network_settings_from_args(args, env)
+
     from mfconnector.writes.gates import GATES, gates_from_args
 
     gates = gates_from_args(args, env)
@@ -384,4 +385,5 @@ def auth_config_from_args(
         client_secret=secret if app_only else None,
         client_cert_path=cert_path if app_only else None,
         client_cert_thumbprint=thumbprint if app_only else None,
+        network=network,
     )
