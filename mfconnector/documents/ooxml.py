@@ -1,0 +1,453 @@
+"""Word, Excel and PowerPoint text from their XML parts, streamed with defusedxml.
+
+Only the parts that carry the words are read: Word's body (headings as ``#`` lines,
+tables as ``| a | b |`` rows), each Excel sheet in workbook order (rows as tab-separated
+cells, shared strings and dates resolved), each PowerPoint slide in presentation order
+with its notes. Namespaces are matched by local name, so Strict OOXML reads the same.
+Streaming parts are cleared as they are read, so memory follows the largest row or
+paragraph, not the document (shared strings and one slide are held whole).
+"""
+
+from __future__ import annotations
+
+import datetime
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from mfconnector.documents.archive import SafeZip, corrupt, iter_xml
+from mfconnector.documents.text import TextBuilder
+
+__all__ = ["docx_text", "pptx_text", "xlsx_text"]
+
+_MAX_COLUMNS = 16_384
+"""Excel's last column (XFD); a cell reference past it is a damaged sheet."""
+_WORD_SKIPPED = frozenset({"pPr", "rPr", "del", "delText", "instrText", "fldChar", "rPh"})
+"""Word run children that hold formatting, deleted text or field codes, not words."""
+_BUILTIN_DATE_FORMATS = frozenset({*range(14, 23), 45, 46, 47})
+_DATE_CODE = re.compile(r"[dmyhs]", re.IGNORECASE)
+_QUOTED_OR_ESCAPED = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]')
+_CELL_REF = re.compile(r"^([A-Z]{1,3})\d*$")
+
+
+def local(tag: Any) -> str:
+    """``{namespace}name`` → ``name`` (comments and processing instructions → '')."""
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def attr(element: Any, name: str) -> str | None:
+    """An attribute by local name, whatever its namespace (``r:id``, ``w:val``...)."""
+    value = element.get(name)
+    if value is not None:
+        return str(value)
+    for key, found in element.attrib.items():
+        if local(key) == name:
+            return str(found)
+    return None
+
+
+def child(element: Any, name: str) -> Any:
+    for item in element:
+        if local(item.tag) == name:
+            return item
+    return None
+
+
+def _required(archive: SafeZip, name: str, what: str) -> Any:
+    stream = archive.open(name)
+    if stream is None:
+        raise corrupt(what)
+    return stream
+
+
+def _whole(archive: SafeZip, name: str) -> Any:
+    """A small part parsed whole (a directory, a relationship list, one slide), or None."""
+    stream = archive.open(name)
+    if stream is None:
+        return None
+    root = None
+    with stream:
+        for _, element in iter_xml(stream):
+            root = element
+    return root
+
+
+def relationships(archive: SafeZip, part: str) -> dict[str, tuple[str, str]]:
+    """``rId`` → (relationship type, target part path) for ``part``."""
+    folder, name = posixpath.split(part)
+    root = _whole(archive, posixpath.join(folder, "_rels", name + ".rels"))
+    found: dict[str, tuple[str, str]] = {}
+    if root is None:
+        return found
+    for item in root:
+        rel_id, target = attr(item, "Id"), attr(item, "Target")
+        if not rel_id or not target or attr(item, "TargetMode") == "External":
+            continue
+        path = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
+        found[rel_id] = (attr(item, "Type") or "", posixpath.normpath(path))
+    return found
+
+
+def _cell_text(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- Word --------------------------------------------------------------------------------
+
+
+def _heading_levels(archive: SafeZip) -> dict[str, int]:
+    """Paragraph style id → heading level, from styles.xml names (any UI language)."""
+    levels: dict[str, int] = {}
+    root = _whole(archive, "word/styles.xml")
+    if root is None:
+        return levels
+    for style in root:
+        style_id = attr(style, "styleId")
+        name_element = child(style, "name")
+        name = (attr(name_element, "val") or "").lower() if name_element is not None else ""
+        if not style_id:
+            continue
+        match = re.fullmatch(r"heading ([1-9])", name)
+        if match:
+            levels[style_id] = int(match.group(1))
+        elif name == "title":
+            levels[style_id] = 1
+    return levels
+
+
+def _word_text(element: Any, out: list[str]) -> None:
+    for item in element:
+        tag = local(item.tag)
+        if tag in _WORD_SKIPPED:
+            continue
+        if tag == "t":
+            out.append(item.text or "")
+        elif tag == "tab":
+            out.append("\t")
+        elif tag in ("br", "cr"):
+            out.append("\n")
+        elif tag == "noBreakHyphen":
+            out.append("-")
+        else:
+            _word_text(item, out)
+
+
+def _paragraph_style(paragraph: Any, levels: dict[str, int]) -> tuple[int, bool]:
+    """(heading level or 0, is a list item)."""
+    properties = child(paragraph, "pPr")
+    if properties is None:
+        return 0, False
+    style = child(properties, "pStyle")
+    style_id = attr(style, "val") if style is not None else None
+    level = levels.get(style_id or "", 0)
+    if not level and style_id:
+        match = re.fullmatch(r"(?i)heading([1-9])", style_id)
+        level = int(match.group(1)) if match else (1 if style_id.lower() == "title" else 0)
+    outline = child(properties, "outlineLvl")
+    if not level and outline is not None and (attr(outline, "val") or "").isdigit():
+        level = min(int(attr(outline, "val") or 0) + 1, 9)
+    return level, child(properties, "numPr") is not None
+
+
+def docx_text(archive: SafeZip, builder: TextBuilder) -> None:
+    levels = _heading_levels(archive)
+    body: Any = None
+    depth = 0
+    rows: list[list[str]] = []
+    cells: list[str] = []
+    cell_lines: list[str] = []
+    with _required(archive, "word/document.xml", "Word document") as stream:
+        for event, element in iter_xml(stream, ("start", "end")):
+            tag = local(element.tag)
+            if event == "start":
+                if tag == "body":
+                    body = element
+                elif tag == "tbl":
+                    depth += 1
+                    if depth == 1:
+                        rows = []
+                elif tag == "tr" and depth == 1:
+                    cells = []
+                elif tag == "tc" and depth == 1:
+                    cell_lines = []
+                continue
+            if tag == "p":
+                pieces: list[str] = []
+                _word_text(element, pieces)
+                text = "".join(pieces).strip()
+                level, listed = _paragraph_style(element, levels) if text else (0, False)
+                element.clear()
+                if depth:
+                    if text:
+                        cell_lines.append(text)
+                    continue
+                if level:
+                    line = " ".join(text.split())
+                    builder.heading(line, f"\n{'#' * level} {line}\n")
+                elif text:
+                    builder.line(f"- {text}" if listed else text)
+            elif tag == "tc" and depth == 1:
+                cells.append(_cell_text(" ".join(cell_lines)).replace("|", "/"))
+            elif tag == "tr" and depth == 1:
+                rows.append(cells)
+            elif tag == "tbl":
+                depth -= 1
+                if depth == 0:
+                    builder.add("\n" + "".join(f"| {' | '.join(r)} |\n" for r in rows) + "\n")
+                    rows = []
+            else:
+                continue
+            if depth == 0 and body is not None:
+                body.clear()  # everything read so far is in the builder
+
+
+# --- Excel -------------------------------------------------------------------------------
+
+
+def _shared_strings(archive: SafeZip) -> list[str]:
+    strings: list[str] = []
+    stream = archive.open("xl/sharedStrings.xml")
+    if stream is None:
+        return strings
+    with stream:
+        for _, element in iter_xml(stream):
+            if local(element.tag) == "si":
+                strings.append("".join(_rich_text(element)))
+                element.clear()
+    return strings
+
+
+def _rich_text(element: Any) -> Iterator[str]:
+    """Text of a string item: its ``t`` elements, never the phonetic guide (``rPh``)."""
+    for item in element:
+        tag = local(item.tag)
+        if tag == "t":
+            yield item.text or ""
+        elif tag == "r":
+            yield from _rich_text(item)
+
+
+def _date_styles(archive: SafeZip) -> list[bool]:
+    """For each cell style index: whether its number format shows a date or time."""
+    root = _whole(archive, "xl/styles.xml")
+    if root is None:
+        return []
+    custom: dict[int, bool] = {}
+    formats = child(root, "numFmts")
+    for item in formats if formats is not None else ():
+        code = _QUOTED_OR_ESCAPED.sub("", attr(item, "formatCode") or "")
+        number = attr(item, "numFmtId") or ""
+        if number.isdigit():
+            custom[int(number)] = bool(_DATE_CODE.search(code))
+    styles = child(root, "cellXfs")
+    dated: list[bool] = []
+    for item in styles if styles is not None else ():
+        number = attr(item, "numFmtId") or "0"
+        number_id = int(number) if number.isdigit() else 0
+        dated.append(custom.get(number_id, number_id in _BUILTIN_DATE_FORMATS))
+    return dated
+
+
+def _column(reference: str | None, previous: int) -> int:
+    if not reference:
+        return previous + 1
+    match = _CELL_REF.match(reference)
+    if not match:
+        return previous + 1
+    column = 0
+    for letter in match.group(1):
+        column = column * 26 + ord(letter) - 64
+    return column
+
+
+def _number(value: str, is_date: bool, epoch: datetime.datetime) -> str:
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    if is_date and 0 <= number < 2_958_466:  # up to 9999-12-31
+        moment = epoch + datetime.timedelta(days=number)
+        if moment.time() == datetime.time(0):
+            return moment.date().isoformat()
+        return moment.replace(microsecond=0).isoformat(sep=" ")
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return f"{number:.15g}"
+
+
+def _cell_value(cell: Any, shared: list[str], dated: list[bool], epoch: datetime.datetime) -> str:
+    kind = cell.get("t", "n")
+    if kind == "inlineStr":
+        inline = child(cell, "is")
+        return "".join(_rich_text(inline)) if inline is not None else ""
+    value_element = child(cell, "v")
+    value = (value_element.text or "") if value_element is not None else ""
+    if kind == "s":
+        index = int(value) if value.isdigit() else -1
+        return shared[index] if 0 <= index < len(shared) else ""
+    if kind == "b":
+        return "TRUE" if value == "1" else "FALSE"
+    if kind in ("str", "e", "d") or not value:
+        return value
+    style = cell.get("s", "0")
+    is_date = style.isdigit() and int(style) < len(dated) and dated[int(style)]
+    return _number(value, is_date, epoch)
+
+
+def _sheet_rows(
+    stream: Any, shared: list[str], dated: list[bool], epoch: datetime.datetime
+) -> Iterator[str]:
+    data: Any = None
+    row: dict[int, str] = {}
+    last = 0
+    for event, element in iter_xml(stream, ("start", "end")):
+        tag = local(element.tag)
+        if event == "start":
+            if tag == "sheetData":
+                data = element
+            continue
+        if tag == "c":
+            last = _column(element.get("r"), last)
+            if last > _MAX_COLUMNS:
+                raise corrupt("Excel workbook")
+            value = _cell_text(_cell_value(element, shared, dated, epoch))
+            if value:
+                row[last] = value
+            element.clear()
+        elif tag == "row":
+            if row:
+                yield "\t".join(row.get(column, "") for column in range(1, max(row) + 1))
+            row, last = {}, 0
+            if data is not None:
+                data.clear()
+
+
+def xlsx_text(archive: SafeZip, builder: TextBuilder) -> None:
+    workbook = _whole(archive, "xl/workbook.xml")
+    if workbook is None:
+        raise corrupt("Excel workbook")
+    properties = child(workbook, "workbookPr")
+    base_1904 = properties is not None and attr(properties, "date1904") in ("1", "true")
+    epoch = datetime.datetime(1904, 1, 1) if base_1904 else datetime.datetime(1899, 12, 30)
+    sheets_element = child(workbook, "sheets")
+    sheets = list(sheets_element) if sheets_element is not None else []
+    targets = relationships(archive, "xl/workbook.xml")
+    builder.parts_total = len(sheets)
+    builder.unit = "sheet"
+    shared = _shared_strings(archive)
+    dated = _date_styles(archive)
+    for sheet in sheets:
+        name = _cell_text(attr(sheet, "name") or "")
+        target = targets.get(attr(sheet, "id") or "")
+        hidden = attr(sheet, "state") in ("hidden", "veryHidden")
+        builder.part(f"Sheet: {name}" + (" (hidden)" if hidden else ""))
+        stream = archive.open(target[1]) if target else None
+        if stream is None:
+            continue  # a chart sheet or a missing part: the heading says it exists
+        with stream:
+            for line in _sheet_rows(stream, shared, dated, epoch):
+                builder.line(line)
+
+
+# --- PowerPoint --------------------------------------------------------------------------
+
+
+def _drawing_paragraphs(element: Any) -> list[str]:
+    """Lines of a text body: each ``a:p`` with its runs, fields and line breaks."""
+    lines = []
+    for paragraph in element.iter():
+        if local(paragraph.tag) != "p":
+            continue
+        pieces = []
+        for item in paragraph.iter():
+            tag = local(item.tag)
+            if tag == "t":
+                pieces.append(item.text or "")
+            elif tag == "br":
+                pieces.append("\n")
+        text = "".join(pieces).strip()
+        if text:
+            lines.append(text)
+    return lines
+
+
+def _placeholder(shape: Any) -> str | None:
+    for item in shape.iter():
+        if local(item.tag) == "ph":
+            return str(item.get("type", "body"))
+    return None
+
+
+def _slide_lines(root: Any) -> tuple[str, list[str]]:
+    """(title, other lines) of one slide, shapes in document order, tables as rows."""
+    title = ""
+    lines: list[str] = []
+    for element in root.iter():
+        tag = local(element.tag)
+        if tag == "sp":
+            body = child(element, "txBody")
+            if body is None:
+                continue
+            text = _drawing_paragraphs(body)
+            if _placeholder(element) in ("title", "ctrTitle") and not title:
+                title = " ".join(" ".join(text).split())
+            else:
+                lines.extend(text)
+        elif tag == "tbl":
+            for row in element:
+                if local(row.tag) != "tr":
+                    continue
+                cells = [
+                    _cell_text(" ".join(_drawing_paragraphs(cell))).replace("|", "/")
+                    for cell in row
+                    if local(cell.tag) == "tc"
+                ]
+                lines.append(f"| {' | '.join(cells)} |")
+    return title, lines
+
+
+def _notes_lines(archive: SafeZip, slide: str) -> list[str]:
+    for kind, target in relationships(archive, slide).values():
+        if kind.endswith("/notesSlide"):
+            root = _whole(archive, target)
+            if root is None:
+                return []
+            lines = []
+            for shape in root.iter():
+                if local(shape.tag) == "sp" and _placeholder(shape) == "body":
+                    body = child(shape, "txBody")
+                    lines.extend(_drawing_paragraphs(body) if body is not None else [])
+            return lines
+    return []
+
+
+def pptx_text(archive: SafeZip, builder: TextBuilder) -> None:
+    presentation = _whole(archive, "ppt/presentation.xml")
+    if presentation is None:
+        raise corrupt("PowerPoint presentation")
+    targets = relationships(archive, "ppt/presentation.xml")
+    listed = child(presentation, "sldIdLst")
+    slides = [
+        targets.get(attr(item, "id") or "") for item in (listed if listed is not None else ())
+    ]
+    builder.parts_total = len(slides)
+    builder.unit = "slide"
+    for number, target in enumerate(slides, start=1):
+        root = _whole(archive, target[1]) if target else None
+        title, lines = _slide_lines(root) if root is not None else ("", [])
+        builder.part(f"Slide {number}" + (f": {title}" if title else ""))
+        for line in lines:
+            builder.line(line)
+        notes = _notes_lines(archive, target[1]) if target else []
+        if notes:
+            builder.line("Notes:")
+            for line in notes:
+                builder.line(line)
+
+
+READERS: dict[str, Callable[[SafeZip, TextBuilder], None]] = {
+    "docx": docx_text,
+    "xlsx": xlsx_text,
+    "pptx": pptx_text,
+}
