@@ -47,6 +47,14 @@ def attr(element: Any, name: str) -> str | None:
     return None
 
 
+def rel_id(element: Any) -> str:
+    """The ``r:id`` of an element (a slide list entry has a plain ``id`` as well)."""
+    for key, found in element.attrib.items():
+        if key.startswith("{") and local(key) == "id":
+            return str(found)
+    return ""
+
+
 def child(element: Any, name: str) -> Any:
     for item in element:
         if local(item.tag) == name:
@@ -81,11 +89,11 @@ def relationships(archive: SafeZip, part: str) -> dict[str, tuple[str, str]]:
     if root is None:
         return found
     for item in root:
-        rel_id, target = attr(item, "Id"), attr(item, "Target")
-        if not rel_id or not target or attr(item, "TargetMode") == "External":
+        key, target = attr(item, "Id"), attr(item, "Target")
+        if not key or not target or attr(item, "TargetMode") == "External":
             continue
         path = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
-        found[rel_id] = (attr(item, "Type") or "", posixpath.normpath(path))
+        found[key] = (attr(item, "Type") or "", posixpath.normpath(path))
     return found
 
 
@@ -184,7 +192,7 @@ def docx_text(archive: SafeZip, builder: TextBuilder) -> None:
                     continue
                 if level:
                     line = " ".join(text.split())
-                    builder.heading(line, f"\n{'#' * level} {line}\n")
+                    builder.heading(line, f"{'#' * level} {line}\n")
                 elif text:
                     builder.line(f"- {text}" if listed else text)
             elif tag == "tc" and depth == 1:
@@ -194,7 +202,7 @@ def docx_text(archive: SafeZip, builder: TextBuilder) -> None:
             elif tag == "tbl":
                 depth -= 1
                 if depth == 0:
-                    builder.add("\n" + "".join(f"| {' | '.join(r)} |\n" for r in rows) + "\n")
+                    builder.block("".join(f"| {' | '.join(r)} |\n" for r in rows))
                     rows = []
             else:
                 continue
@@ -339,7 +347,7 @@ def xlsx_text(archive: SafeZip, builder: TextBuilder) -> None:
     dated = _date_styles(archive)
     for sheet in sheets:
         name = _cell_text(attr(sheet, "name") or "")
-        target = targets.get(attr(sheet, "id") or "")
+        target = targets.get(rel_id(sheet))
         hidden = attr(sheet, "state") in ("hidden", "veryHidden")
         builder.part(f"Sheet: {name}" + (" (hidden)" if hidden else ""))
         stream = archive.open(target[1]) if target else None
@@ -429,7 +437,7 @@ def pptx_text(archive: SafeZip, builder: TextBuilder) -> None:
     targets = relationships(archive, "ppt/presentation.xml")
     listed = child(presentation, "sldIdLst")
     slides = [
-        targets.get(attr(item, "id") or "") for item in (listed if listed is not None else ())
+        targets.get(rel_id(item)) for item in (listed if listed is not None else ())
     ]
     builder.parts_total = len(slides)
     builder.unit = "slide"

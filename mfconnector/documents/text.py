@@ -47,14 +47,26 @@ class TextBuilder:
             total = f" of {self.parts_total:,}" if self.parts_total else ""
             self._cut = f"only the first {self.max_parts:,}{total} {self.unit}s were read"
             raise TextFull
-        self._parts.append((name, self._size + (2 if self._size else 0)))
-        self.add(("\n\n" if self._size else "") + f"## {name}\n")
+        self._break()
+        self._parts.append((name, self._size))
+        self.add(f"## {name}\n")
 
     def heading(self, name: str, line: str) -> None:
         """A heading inside running text (Word): listed like a part, never counted as one."""
+        self._break()
         if len(self._parts) < self.max_parts:
             self._parts.append((name, self._size))
         self.add(line)
+
+    def block(self, text: str) -> None:
+        """A block set apart by a blank line (a Word table)."""
+        self._break()
+        self.add(text)
+
+    def _break(self) -> None:
+        """A blank line before a new part (none at the very start)."""
+        if self._size:
+            self.add("\n" if self._chunks[-1].endswith("\n") else "\n\n")
 
     def add(self, text: str) -> None:
         if not text:
