@@ -4,8 +4,9 @@ Only the parts that carry the words are read: Word's body (headings as ``#`` lin
 tables as ``| a | b |`` rows), each Excel sheet in workbook order (rows as tab-separated
 cells, shared strings and dates resolved), each PowerPoint slide in presentation order
 with its notes. Namespaces are matched by local name, so Strict OOXML reads the same.
-Streaming parts are cleared as they are read, so memory follows the largest row or
-paragraph, not the document (shared strings and one slide are held whole).
+Large parts are streamed one paragraph, table, row or string at a time, so memory
+follows the largest of those, not the document (shared strings and one slide are held
+whole).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mfconnector.documents.archive import SafeZip, corrupt, iter_xml
+from mfconnector.documents.archive import SafeZip, corrupt
 from mfconnector.documents.text import TextBuilder
+from mfconnector.documents.xmlstream import iter_elements, whole
 
 __all__ = ["docx_text", "pptx_text", "xlsx_text"]
 
@@ -31,18 +33,13 @@ _QUOTED_OR_ESCAPED = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]')
 _CELL_REF = re.compile(r"^([A-Z]{1,3})\d*$")
 
 
-def local(tag: Any) -> str:
-    """``{namespace}name`` → ``name`` (comments and processing instructions → '')."""
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
 def attr(element: Any, name: str) -> str | None:
-    """An attribute by local name, whatever its namespace (``r:id``, ``w:val``...)."""
+    """An attribute by local name, whatever its prefix (``w:val``, ``val``)."""
     value = element.get(name)
     if value is not None:
         return str(value)
     for key, found in element.attrib.items():
-        if local(key) == name:
+        if key.rpartition(":")[2] == name:
             return str(found)
     return None
 
@@ -50,14 +47,14 @@ def attr(element: Any, name: str) -> str | None:
 def rel_id(element: Any) -> str:
     """The ``r:id`` of an element (a slide list entry has a plain ``id`` as well)."""
     for key, found in element.attrib.items():
-        if key.startswith("{") and local(key) == "id":
+        if ":" in key and key.rpartition(":")[2] == "id":
             return str(found)
     return ""
 
 
 def child(element: Any, name: str) -> Any:
     for item in element:
-        if local(item.tag) == name:
+        if item.tag == name:
             return item
     return None
 
@@ -74,11 +71,8 @@ def _whole(archive: SafeZip, name: str) -> Any:
     stream = archive.open(name)
     if stream is None:
         return None
-    root = None
     with stream:
-        for _, element in iter_xml(stream):
-            root = element
-    return root
+        return whole(stream)
 
 
 def relationships(archive: SafeZip, part: str) -> dict[str, tuple[str, str]]:
@@ -126,7 +120,7 @@ def _heading_levels(archive: SafeZip) -> dict[str, int]:
 
 def _word_text(element: Any, out: list[str]) -> None:
     for item in element:
-        tag = local(item.tag)
+        tag = item.tag
         if tag in _WORD_SKIPPED:
             continue
         if tag == "t":
@@ -158,78 +152,58 @@ def _paragraph_style(paragraph: Any, levels: dict[str, int]) -> tuple[int, bool]
     return level, child(properties, "numPr") is not None
 
 
+def _table_rows(table: Any) -> Iterator[str]:
+    for row in table:
+        if row.tag != "tr":
+            continue
+        cells = []
+        for cell in row:
+            if cell.tag != "tc":
+                continue
+            lines = []
+            for paragraph in cell.iter("p"):
+                pieces: list[str] = []
+                _word_text(paragraph, pieces)
+                lines.append("".join(pieces))
+            cells.append(_cell_text(" ".join(lines)).replace("|", "/"))
+        yield f"| {' | '.join(cells)} |\n"
+
+
 def docx_text(archive: SafeZip, builder: TextBuilder) -> None:
     levels = _heading_levels(archive)
-    body: Any = None
-    depth = 0
-    rows: list[list[str]] = []
-    cells: list[str] = []
-    cell_lines: list[str] = []
     with _required(archive, "word/document.xml", "Word document") as stream:
-        for event, element in iter_xml(stream, ("start", "end")):
-            tag = local(element.tag)
-            if event == "start":
-                if tag == "body":
-                    body = element
-                elif tag == "tbl":
-                    depth += 1
-                    if depth == 1:
-                        rows = []
-                elif tag == "tr" and depth == 1:
-                    cells = []
-                elif tag == "tc" and depth == 1:
-                    cell_lines = []
+        for element in iter_elements(stream, frozenset({"p", "tbl"})):
+            if element.tag == "tbl":
+                builder.block("".join(_table_rows(element)))
                 continue
-            if tag == "p":
-                pieces: list[str] = []
-                _word_text(element, pieces)
-                text = "".join(pieces).strip()
-                level, listed = _paragraph_style(element, levels) if text else (0, False)
-                element.clear()
-                if depth:
-                    if text:
-                        cell_lines.append(text)
-                    continue
-                if level:
-                    line = " ".join(text.split())
-                    builder.heading(line, f"{'#' * level} {line}\n")
-                elif text:
-                    builder.line(f"- {text}" if listed else text)
-            elif tag == "tc" and depth == 1:
-                cells.append(_cell_text(" ".join(cell_lines)).replace("|", "/"))
-            elif tag == "tr" and depth == 1:
-                rows.append(cells)
-            elif tag == "tbl":
-                depth -= 1
-                if depth == 0:
-                    builder.block("".join(f"| {' | '.join(r)} |\n" for r in rows))
-                    rows = []
+            pieces: list[str] = []
+            _word_text(element, pieces)
+            text = "".join(pieces).strip()
+            if not text:
+                continue
+            level, listed = _paragraph_style(element, levels)
+            if level:
+                line = " ".join(text.split())
+                builder.heading(line, f"{'#' * level} {line}\n")
             else:
-                continue
-            if depth == 0 and body is not None:
-                body.clear()  # everything read so far is in the builder
+                builder.line(f"- {text}" if listed else text)
 
 
 # --- Excel -------------------------------------------------------------------------------
 
 
 def _shared_strings(archive: SafeZip) -> list[str]:
-    strings: list[str] = []
     stream = archive.open("xl/sharedStrings.xml")
     if stream is None:
-        return strings
+        return []
     with stream:
-        for _, element in iter_xml(stream):
-            if local(element.tag) == "si":
-                strings.append("".join(_rich_text(element)))
-                element.clear()
-    return strings
+        return ["".join(_rich_text(item)) for item in iter_elements(stream, frozenset({"si"}))]
 
 
 def _rich_text(element: Any) -> Iterator[str]:
     """Text of a string item: its ``t`` elements, never the phonetic guide (``rPh``)."""
     for item in element:
-        tag = local(item.tag)
+        tag = item.tag
         if tag == "t":
             yield item.text or ""
         elif tag == "r":
@@ -306,29 +280,20 @@ def _cell_value(cell: Any, shared: list[str], dated: list[bool], epoch: datetime
 def _sheet_rows(
     stream: Any, shared: list[str], dated: list[bool], epoch: datetime.datetime
 ) -> Iterator[str]:
-    data: Any = None
-    row: dict[int, str] = {}
-    last = 0
-    for event, element in iter_xml(stream, ("start", "end")):
-        tag = local(element.tag)
-        if event == "start":
-            if tag == "sheetData":
-                data = element
-            continue
-        if tag == "c":
-            last = _column(element.get("r"), last)
+    for row in iter_elements(stream, frozenset({"row"})):
+        cells: dict[int, str] = {}
+        last = 0
+        for cell in row:
+            if cell.tag != "c":
+                continue
+            last = _column(cell.get("r"), last)
             if last > _MAX_COLUMNS:
                 raise corrupt("Excel workbook")
-            value = _cell_text(_cell_value(element, shared, dated, epoch))
+            value = _cell_text(_cell_value(cell, shared, dated, epoch))
             if value:
-                row[last] = value
-            element.clear()
-        elif tag == "row":
-            if row:
-                yield "\t".join(row.get(column, "") for column in range(1, max(row) + 1))
-            row, last = {}, 0
-            if data is not None:
-                data.clear()
+                cells[last] = value
+        if cells:
+            yield "\t".join(cells.get(column, "") for column in range(1, max(cells) + 1))
 
 
 def xlsx_text(archive: SafeZip, builder: TextBuilder) -> None:
@@ -365,11 +330,11 @@ def _drawing_paragraphs(element: Any) -> list[str]:
     """Lines of a text body: each ``a:p`` with its runs, fields and line breaks."""
     lines = []
     for paragraph in element.iter():
-        if local(paragraph.tag) != "p":
+        if paragraph.tag != "p":
             continue
         pieces = []
         for item in paragraph.iter():
-            tag = local(item.tag)
+            tag = item.tag
             if tag == "t":
                 pieces.append(item.text or "")
             elif tag == "br":
@@ -382,7 +347,7 @@ def _drawing_paragraphs(element: Any) -> list[str]:
 
 def _placeholder(shape: Any) -> str | None:
     for item in shape.iter():
-        if local(item.tag) == "ph":
+        if item.tag == "ph":
             return str(item.get("type", "body"))
     return None
 
@@ -392,7 +357,7 @@ def _slide_lines(root: Any) -> tuple[str, list[str]]:
     title = ""
     lines: list[str] = []
     for element in root.iter():
-        tag = local(element.tag)
+        tag = element.tag
         if tag == "sp":
             body = child(element, "txBody")
             if body is None:
@@ -404,12 +369,12 @@ def _slide_lines(root: Any) -> tuple[str, list[str]]:
                 lines.extend(text)
         elif tag == "tbl":
             for row in element:
-                if local(row.tag) != "tr":
+                if row.tag != "tr":
                     continue
                 cells = [
                     _cell_text(" ".join(_drawing_paragraphs(cell))).replace("|", "/")
                     for cell in row
-                    if local(cell.tag) == "tc"
+                    if cell.tag == "tc"
                 ]
                 lines.append(f"| {' | '.join(cells)} |")
     return title, lines
@@ -423,7 +388,7 @@ def _notes_lines(archive: SafeZip, slide: str) -> list[str]:
                 return []
             lines = []
             for shape in root.iter():
-                if local(shape.tag) == "sp" and _placeholder(shape) == "body":
+                if shape.tag == "sp" and _placeholder(shape) == "body":
                     body = child(shape, "txBody")
                     lines.extend(_drawing_paragraphs(body) if body is not None else [])
             return lines
@@ -436,9 +401,7 @@ def pptx_text(archive: SafeZip, builder: TextBuilder) -> None:
         raise corrupt("PowerPoint presentation")
     targets = relationships(archive, "ppt/presentation.xml")
     listed = child(presentation, "sldIdLst")
-    slides = [
-        targets.get(rel_id(item)) for item in (listed if listed is not None else ())
-    ]
+    slides = [targets.get(rel_id(item)) for item in (listed if listed is not None else ())]
     builder.parts_total = len(slides)
     builder.unit = "slide"
     for number, target in enumerate(slides, start=1):
