@@ -11,7 +11,8 @@ import struct
 import zipfile
 import zlib
 from typing import Any
-from xml.etree.ElementTree import ParseError
+from xml.parsers.expat import ExpatError
+from xml.parsers.expat import errors as expat_errors
 
 from mfconnector.documents.formats import NAMES
 from mfconnector.documents.text import Extraction, TextBuilder, TextFull
@@ -26,8 +27,7 @@ _CORRUPT = (
     zipfile.LargeZipFile,
     zlib.error,
     EOFError,
-    ParseError,
-    ValueError,  # defusedxml's refusals (DTD, entities) are ValueErrors too
+    ValueError,  # xmlstream's refusal of a DTD is a ValueError too
     KeyError,
     IndexError,
     TypeError,
@@ -70,20 +70,32 @@ def extract(path: str, kind: str, limits: Limits) -> Extraction:
         pass
     except DocumentError:
         raise
+    except ExpatError as error:
+        if error.code != expat_errors.codes[expat_errors.XML_ERROR_NO_MEMORY]:
+            raise _corrupt(kind) from None
+        raise _memory(kind, limits) from None
     except MemoryError:
-        raise DocumentError(
-            f"the {NAMES[kind]} needs more memory than the "
-            f"{limits.document_memory_bytes:,}-byte limit of a document worker",
-            code="memory",
-            hint="it is too large or too complex to read here",
-        ) from None
+        raise _memory(kind, limits) from None
     except _CORRUPT:
-        raise DocumentError(
-            f"the {NAMES[kind]} is damaged or not what its name says; no text could be read",
-            code="corrupt",
-            hint="open it in its application to repair it, or ask the sender for a new copy",
-        ) from None
+        raise _corrupt(kind) from None
     return builder.finish()
+
+
+def _memory(kind: str, limits: Limits) -> DocumentError:
+    return DocumentError(
+        f"the {NAMES[kind]} needs more memory than the "
+        f"{limits.document_memory_bytes:,}-byte limit of a document worker",
+        code="memory",
+        hint="it is too large or too complex to read here",
+    )
+
+
+def _corrupt(kind: str) -> DocumentError:
+    return DocumentError(
+        f"the {NAMES[kind]} is damaged or not what its name says; no text could be read",
+        code="corrupt",
+        hint="open it in its application to repair it, or ask the sender for a new copy",
+    )
 
 
 def _start(extraction: Extraction, part: int | str | None, kind: str) -> int:

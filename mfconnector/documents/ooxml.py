@@ -1,4 +1,4 @@
-"""Word, Excel and PowerPoint text from their XML parts, streamed with defusedxml.
+"""Word, Excel and PowerPoint text from their XML parts, streamed with expat (no DTD).
 
 Only the parts that carry the words are read: Word's body (headings as ``#`` lines,
 tables as ``| a | b |`` rows), each Excel sheet in workbook order (rows as tab-separated

@@ -51,29 +51,34 @@ def iter_elements(stream: IO[bytes], wanted: frozenset[str] | None = None) -> It
     parser.ExternalEntityRefHandler = _refuse
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     parser.buffer_text = True
+    parser.buffer_size = CHUNK_BYTES
     stack: list[Element] = []
+    texts: list[list[str]] = []
+    """Text pieces of each open element, joined once at its end (never quadratic)."""
     done: list[Element] = []
-    push, pop = stack.append, stack.pop
 
     def start(raw: str, attrs: dict[str, str]) -> None:
         if stack:
-            push(SubElement(stack[-1], raw.rpartition(":")[2], attrs))
+            stack.append(SubElement(stack[-1], raw.rpartition(":")[2], attrs))
+            texts.append([])
             return
         tag = raw.rpartition(":")[2]
         if wanted is None or tag in wanted:
-            push(Element(tag, attrs))
+            stack.append(Element(tag, attrs))
+            texts.append([])
 
     def end(_: str) -> None:
         if stack:
-            element = pop()
+            element = stack.pop()
+            pieces = texts.pop()
+            if pieces and not len(element):
+                element.text = "".join(pieces)
             if not stack:
                 done.append(element)
 
     def text(data: str) -> None:
-        if stack:
-            element = stack[-1]
-            if not len(element):
-                element.text = data if element.text is None else element.text + data
+        if texts:
+            texts[-1].append(data)
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
