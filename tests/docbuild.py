@@ -257,9 +257,11 @@ def pdf(pages: Sequence[str], *, encrypt: bool = False) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
     )
     for index, text in enumerate(pages):
-        content = b"BT /F1 12 Tf 14 TL 72 720 Td " + b" ".join(
-            _pdf_string(line) + b" Tj T*" for line in text.split("\n")
-        ) + b" ET"
+        content = (
+            b"BT /F1 12 Tf 14 TL 72 720 Td "
+            + b" ".join(_pdf_string(line) + b" Tj T*" for line in text.split("\n"))
+            + b" ET"
+        )
         objects.append(
             f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
             f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * index} 0 R >>".encode()
@@ -273,9 +275,10 @@ def pdf(pages: Sequence[str], *, encrypt: bool = False) -> bytes:
     trailer_extra = b""
     if encrypt:
         offsets.append(len(out))
-        out += (
-            b"%d 0 obj\n<< /Filter /Standard /V 1 /R 2 /O <%s> /U <%s> /P -44 >>\nendobj\n"
-            % (len(objects) + 1, b"ab" * 32, b"cd" * 32)
+        out += b"%d 0 obj\n<< /Filter /Standard /V 1 /R 2 /O <%s> /U <%s> /P -44 >>\nendobj\n" % (
+            len(objects) + 1,
+            b"ab" * 32,
+            b"cd" * 32,
         )
         trailer_extra = b" /Encrypt %d 0 R /ID [<%s> <%s>]" % (
             len(objects) + 1,

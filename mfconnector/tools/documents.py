@@ -8,15 +8,16 @@ or heading starts (``content.parts``) so the assistant can jump there with ``par
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mfconnector.documents.formats import NAMES, document_kind, legacy_format
 from mfconnector.errors import ToolInputError
-from mfconnector.graph.client import GraphClient
 from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ToolContext
 
-__all__ = ["PART", "document_kind", "legacy_format", "read_document", "unreadable_reason"]
+if TYPE_CHECKING:
+    from mfconnector.graph.client import GraphClient
+
+__all__ = ["PART", "document_kind", "read_document", "unreadable_reason"]
 
 PART: dict[str, Any] = {
     "type": ["integer", "string"],
@@ -27,8 +28,17 @@ PART: dict[str, Any] = {
 }
 
 
+def document_kind(name: str, mime: str | None) -> str | None:
+    """docx, xlsx, pptx, pdf or eml (the format table is loaded on the first read)."""
+    from mfconnector.documents.formats import document_kind as kind_of
+
+    return kind_of(name, mime)
+
+
 def unreadable_reason(name: str) -> str | None:
     """Why a known binary Office format is not read, with what would make it readable."""
+    from mfconnector.documents.formats import legacy_format
+
     legacy = legacy_format(name)
     if legacy:
         return f"{legacy} files are not read as text; a copy saved in the current format is"
@@ -46,6 +56,7 @@ async def read_document(
     skipped: Skipped,
 ) -> dict[str, Any]:
     """The ``content`` object of a read result for one document; ``skipped`` filled in."""
+    from mfconnector.documents.formats import NAMES
     from mfconnector.documents.runner import workers_for
     from mfconnector.graph.spool import spooled_download, too_large
 
