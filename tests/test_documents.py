@@ -8,6 +8,7 @@ private file and the worker process; the only fake is the token provider.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import stat
@@ -22,6 +23,8 @@ import docbuild
 import pytest
 import trio
 from harness import request
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from loopback import LoopbackServer, RecordedRequest, Reply
 from test_tools_loopback import FAST, tools_on
 
@@ -322,7 +325,7 @@ def ole_container() -> bytes:
 
 
 def with_part(base: bytes, name: str, content: bytes) -> bytes:
-    source = zipfile.ZipFile(__import__("io").BytesIO(base))
+    source = zipfile.ZipFile(io.BytesIO(base))
     parts = {info.filename: source.read(info.filename) for info in source.infolist()}
     parts[name] = content
     return docbuild.zip_parts(parts)
@@ -456,7 +459,7 @@ def test_a_real_bomb_is_refused_before_anything_is_inflated(tmp_path: Path) -> N
 def lie_about_size(data: bytes, member: str, size: int) -> bytes:
     """Rewrite one entry's uncompressed size in its local header and the directory."""
     out = bytearray(data)
-    info = zipfile.ZipFile(__import__("io").BytesIO(data)).getinfo(member)
+    info = zipfile.ZipFile(io.BytesIO(data)).getinfo(member)
     struct.pack_into("<I", out, info.header_offset + 22, size)
     central = out.find(b"PK\x01\x02")
     while central != -1:
@@ -544,7 +547,7 @@ async def test_the_memory_limit_ends_in_a_clear_error(
         error = await slow_error(tools, {"item_id": ITEM})
         serve_document(graph, files, "sales.xlsx", EXCEL)
         after = await tools.data("files_read", {"item_id": ITEM})
-    assert error["code"] in ("memory", "crashed")
+    assert error["code"] == "memory" and "150,000,000-byte limit" in error["message"]
     assert "North" in after["content"]["text"]
 
 
@@ -633,3 +636,68 @@ async def test_a_legacy_binary_format_says_how_to_make_it_readable(
         "a copy saved in the current format is",
     }
     assert files.requests == []
+
+
+# --- mutated documents: always text or a clear error, within the deadline --------------------
+
+SEEDS = {"docx": WORD, "xlsx": EXCEL, "pptx": POWERPOINT, "pdf": PDF, "eml": EML}
+
+
+def inflate_entry(data: bytes, index: int, size: int) -> bytes:
+    """Declare a different uncompressed size for one zip entry (both headers)."""
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    return lie_about_size(data, names[index % len(names)], size)
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> tuple[str, bytes]:
+    kind = draw(st.sampled_from(sorted(SEEDS)))
+    data = bytearray(SEEDS[kind])
+    how = draw(
+        st.sampled_from(
+            ["flip", "truncate", "inflate"] if kind in NAMES_ZIP else ["flip", "truncate"]
+        )
+    )
+    if how == "flip":
+        for _ in range(draw(st.integers(1, 8))):
+            position = draw(st.integers(0, len(data) - 1))
+            data[position] ^= draw(st.integers(1, 255))
+    elif how == "truncate":
+        del data[draw(st.integers(0, len(data) - 1)) :]
+    else:
+        index = draw(st.integers(0, 20))
+        size = draw(st.sampled_from([0, 1, 100, 10**6, 10**8, 2**32 - 1]))
+        data = bytearray(inflate_entry(bytes(data), index, size))
+    return kind, bytes(data)
+
+
+NAMES_ZIP = {"docx", "xlsx", "pptx"}
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(document=mutated())
+async def test_mutated_documents_end_in_text_or_a_clear_error(
+    tmp_path: Path, document: tuple[str, bytes]
+) -> None:
+    kind, data = document
+    path = tmp_path / f"mutated.{kind}"
+    path.write_bytes(data)
+    pool = workers_for(DEFAULT_LIMITS)
+    job = {"kind": kind, "offset": 0, "part": None, "chars": 10_000, "path": str(path)}
+    with trio.fail_after(DEFAULT_LIMITS.document_seconds + 10):
+        try:
+            answer = await pool.run(job, DEFAULT_LIMITS, kind)
+        except DocumentError as error:
+            assert error.code in FAILURE_CODES and error.message and error.hint
+        else:
+            assert answer["ok"] is True and isinstance(answer["text"], str)
+            assert len(answer["text"]) <= 10_000
+        # whatever happened, the next document is read
+        good = tmp_path / "good.pdf"
+        good.write_bytes(PDF)
+        again = await pool.run({**job, "kind": "pdf", "path": str(good)}, DEFAULT_LIMITS, "PDF")
+    assert "Invoice 2026-114" in again["text"]
