@@ -6,6 +6,7 @@ types, package relationships), so the extractors are tested on the real layout.
 
 from __future__ import annotations
 
+import datetime
 import io
 import zipfile
 from collections.abc import Sequence
@@ -113,7 +114,7 @@ def docx(blocks: Sequence[Block]) -> bytes:
 
 # --- Excel ---------------------------------------------------------------------------------
 
-Cell = str | int | float | None
+Cell = str | int | float | datetime.date | None
 
 
 def _column_name(index: int) -> str:
@@ -154,6 +155,9 @@ def xlsx(sheets: dict[str, Sequence[Sequence[Cell]]], *, shared: bool = True) ->
                         cells.append(
                             f'<c r="{ref}" t="inlineStr"><is><t>{escape(value)}</t></is></c>'
                         )
+                elif isinstance(value, datetime.date):
+                    serial = (value - datetime.date(1899, 12, 30)).days
+                    cells.append(f'<c r="{ref}" s="1"><v>{serial}</v></c>')
                 else:
                     cells.append(f'<c r="{ref}"><v>{value}</v></c>')
             xml_rows.append(f'<row r="{r}">{"".join(cells)}</row>')
@@ -173,6 +177,16 @@ def xlsx(sheets: dict[str, Sequence[Sequence[Cell]]], *, shared: bool = True) ->
         f'{DECL}<sst xmlns="{S}" count="{len(strings)}" uniqueCount="{len(strings)}">'
         + "".join(f'<si><t xml:space="preserve">{escape(s)}</t></si>' for s in strings)
         + "</sst>"
+    )
+    parts["xl/styles.xml"] = (
+        f'{DECL}<styleSheet xmlns="{S}"><fonts count="1"><font/></fonts><fills count="1">'
+        '<fill/></fills><borders count="1"><border/></borders><cellStyleXfs count="1"><xf/>'
+        '</cellStyleXfs><cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14" '
+        'applyNumberFormat="1"/></cellXfs></styleSheet>'
+    )
+    rels.append(("rIdT", "styles", "styles.xml"))
+    overrides["xl/styles.xml"] = (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"
     )
     parts["xl/workbook.xml"] = (
         f'{DECL}<workbook xmlns="{S}" xmlns:r="{R}"><sheets>{"".join(sheet_entries)}</sheets>'
@@ -226,6 +240,9 @@ def pptx(slides: Sequence[tuple[str, Sequence[str], Sequence[str]]]) -> bytes:
                 "</p:notes>"
             )
             slide_rels.append(("rId2", "notesSlide", f"../notesSlides/notesSlide{number}.xml"))
+            overrides[f"ppt/notesSlides/notesSlide{number}.xml"] = (
+                "application/vnd.openxmlformats-officedocument.presentationml.notesSlide+xml"
+            )
         parts[f"ppt/slides/_rels/slide{number}.xml.rels"] = _rels(slide_rels)
         ids.append(f'<p:sldId id="{255 + number}" r:id="rId{number}"/>')
         rels.append((f"rId{number}", "slide", f"slides/slide{number}.xml"))

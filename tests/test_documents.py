@@ -8,6 +8,7 @@ private file and the worker process; the only fake is the token provider.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import io
 import json
 import os
@@ -132,7 +133,12 @@ WORD = docbuild.docx(
 )
 EXCEL = docbuild.xlsx(
     {
-        "Sales": [["Region", "Q1", "Q2"], ["North", 120, 130.5], ["South", 95, None, "note"]],
+        "Sales": [
+            ["Region", "Q1", "Q2"],
+            ["North", 120, 130.5],
+            ["South", 95, None, "note"],
+            ["Closed", datetime.date(2026, 3, 31)],
+        ],
         "Staff": [["Name", "Team"], ["Ada", "Platform"]],
     }
 )
@@ -160,7 +166,8 @@ KINDS = [
         EXCEL,
         "xlsx",
         [
-            "## Sheet: Sales\nRegion\tQ1\tQ2\nNorth\t120\t130.5\nSouth\t95\t\tnote\n",
+            "## Sheet: Sales\nRegion\tQ1\tQ2\nNorth\t120\t130.5\nSouth\t95\t\tnote\n"
+            "Closed\t2026-03-31\n",
             "Ada\tPlatform",
         ],
         ["Sheet: Sales", "Sheet: Staff"],

@@ -19,7 +19,7 @@ from typing import Any
 
 from mfconnector.documents.archive import SafeZip, corrupt
 from mfconnector.documents.text import TextBuilder
-from mfconnector.documents.xmlstream import iter_elements, whole
+from mfconnector.documents.xmlstream import feed, iter_elements, safe_parser, whole
 
 __all__ = ["docx_text", "pptx_text", "xlsx_text"]
 
@@ -258,42 +258,79 @@ def _number(value: str, is_date: bool, epoch: datetime.datetime) -> str:
     return f"{number:.15g}"
 
 
-def _cell_value(cell: Any, shared: list[str], dated: list[bool], epoch: datetime.datetime) -> str:
-    kind = cell.get("t", "n")
-    if kind == "inlineStr":
-        inline = child(cell, "is")
-        return "".join(_rich_text(inline)) if inline is not None else ""
-    value_element = child(cell, "v")
-    value = (value_element.text or "") if value_element is not None else ""
-    if kind == "s":
-        index = int(value) if value.isdigit() else -1
-        return shared[index] if 0 <= index < len(shared) else ""
-    if kind == "b":
-        return "TRUE" if value == "1" else "FALSE"
-    if kind in ("str", "e", "d") or not value:
-        return value
-    style = cell.get("s", "0")
-    is_date = style.isdigit() and int(style) < len(dated) and dated[int(style)]
-    return _number(value, is_date, epoch)
+class _SheetReader:
+    """Rows of one worksheet as tab-separated lines, straight from expat's callbacks.
+
+    Sheets are the largest parts by far, so no element objects are built here: the
+    handlers keep one row's cells and the text of the value being read.
+    """
+
+    def __init__(self, shared: list[str], dated: list[bool], epoch: datetime.datetime) -> None:
+        self.shared, self.dated, self.epoch = shared, dated, epoch
+        self.rows: list[str] = []
+        self.cells: dict[int, str] = {}
+        self.column = 0
+        self.kind = "n"
+        self.style = "0"
+        self.pieces: list[str] = []
+        self.reading = False
+
+    def start(self, raw: str, attrs: dict[str, str]) -> None:
+        tag = raw.rpartition(":")[2]
+        if tag == "c":
+            self.column = _column(attrs.get("r"), self.column)
+            if self.column > _MAX_COLUMNS:
+                raise corrupt("Excel workbook")
+            self.kind = attrs.get("t", "n")
+            self.style = attrs.get("s", "0")
+            self.pieces = []
+        elif tag in ("v", "t"):
+            self.reading = True
+        elif tag == "rPh":
+            self.reading = False  # a phonetic guide: not the cell's text
+
+    def end(self, raw: str) -> None:
+        tag = raw.rpartition(":")[2]
+        if tag in ("v", "t"):
+            self.reading = False
+        elif tag == "c":
+            value = _cell_text(self._value("".join(self.pieces)))
+            if value:
+                self.cells[self.column] = value
+        elif tag == "row":
+            if self.cells:
+                cells = self.cells
+                self.rows.append("\t".join(cells.get(c, "") for c in range(1, max(cells) + 1)))
+            self.cells, self.column = {}, 0
+
+    def text(self, data: str) -> None:
+        if self.reading:
+            self.pieces.append(data)
+
+    def _value(self, value: str) -> str:
+        kind = self.kind
+        if kind == "s":
+            index = int(value) if value.isdigit() else -1
+            return self.shared[index] if 0 <= index < len(self.shared) else ""
+        if kind == "b":
+            return "TRUE" if value == "1" else "FALSE"
+        if kind in ("inlineStr", "str", "e", "d") or not value:
+            return value
+        style = self.style
+        dated = self.dated
+        is_date = style.isdigit() and int(style) < len(dated) and dated[int(style)]
+        return _number(value, is_date, self.epoch)
 
 
 def _sheet_rows(
     stream: Any, shared: list[str], dated: list[bool], epoch: datetime.datetime
 ) -> Iterator[str]:
-    for row in iter_elements(stream, frozenset({"row"})):
-        cells: dict[int, str] = {}
-        last = 0
-        for cell in row:
-            if cell.tag != "c":
-                continue
-            last = _column(cell.get("r"), last)
-            if last > _MAX_COLUMNS:
-                raise corrupt("Excel workbook")
-            value = _cell_text(_cell_value(cell, shared, dated, epoch))
-            if value:
-                cells[last] = value
-        if cells:
-            yield "\t".join(cells.get(column, "") for column in range(1, max(cells) + 1))
+    reader = _SheetReader(shared, dated, epoch)
+    parser = safe_parser()
+    parser.StartElementHandler = reader.start
+    parser.EndElementHandler = reader.end
+    parser.CharacterDataHandler = reader.text
+    yield from feed(parser, stream, reader.rows)
 
 
 def xlsx_text(archive: SafeZip, builder: TextBuilder) -> None:

@@ -18,7 +18,7 @@ from typing import IO, Any, NoReturn
 from xml.etree.ElementTree import Element, SubElement
 from xml.parsers import expat
 
-__all__ = ["XmlRefused", "iter_elements", "local", "whole"]
+__all__ = ["XmlRefused", "feed", "iter_elements", "local", "safe_parser", "whole"]
 
 CHUNK_BYTES = 65_536
 
@@ -36,14 +36,8 @@ def local(tag: str) -> str:
     return tag.rpartition(":")[2]
 
 
-def iter_elements(stream: IO[bytes], wanted: frozenset[str] | None = None) -> Iterator[Element]:
-    """Each complete element whose local name is in ``wanted`` (outermost only), in order.
-
-    ``wanted=None`` yields the root element, whole. Tags are local names (the prefix is
-    dropped: namespaces are not resolved, which is cheaper, and Strict OOXML reads the
-    same); attribute names keep their prefix (``r:id``). Element text is kept for leaves
-    (``t``, ``v``); tails are dropped (OOXML puts no words there).
-    """
+def safe_parser() -> Any:
+    """An expat parser that refuses any DTD and entity declaration, buffering text."""
     parser = expat.ParserCreate()
     parser.StartDoctypeDeclHandler = _refuse
     parser.EntityDeclHandler = _refuse
@@ -52,6 +46,29 @@ def iter_elements(stream: IO[bytes], wanted: frozenset[str] | None = None) -> It
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     parser.buffer_text = True
     parser.buffer_size = CHUNK_BYTES
+    return parser
+
+
+def feed(parser: Any, stream: IO[bytes], done: list[Any]) -> Iterator[Any]:
+    """Parse ``stream`` chunk by chunk, yielding what the handlers put in ``done``."""
+    while True:
+        chunk = stream.read(CHUNK_BYTES)
+        parser.Parse(chunk, not chunk)
+        yield from done
+        done.clear()
+        if not chunk:
+            return
+
+
+def iter_elements(stream: IO[bytes], wanted: frozenset[str] | None = None) -> Iterator[Element]:
+    """Each complete element whose local name is in ``wanted`` (outermost only), in order.
+
+    ``wanted=None`` yields the root element, whole. Tags are local names (the prefix is
+    dropped: namespaces are not resolved, which is cheaper, and Strict OOXML reads the
+    same); attribute names keep their prefix (``r:id``). Element text is kept for leaves
+    (``t``, ``v``); tails are dropped (OOXML puts no words there).
+    """
+    parser = safe_parser()
     stack: list[Element] = []
     texts: list[list[str]] = []
     """Text pieces of each open element, joined once at its end (never quadratic)."""
@@ -83,13 +100,7 @@ def iter_elements(stream: IO[bytes], wanted: frozenset[str] | None = None) -> It
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = text
-    while True:
-        chunk = stream.read(CHUNK_BYTES)
-        parser.Parse(chunk, not chunk)
-        yield from done
-        done.clear()
-        if not chunk:
-            return
+    yield from feed(parser, stream, done)
 
 
 def whole(stream: IO[bytes]) -> Element | None:
