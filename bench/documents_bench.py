@@ -517,7 +517,11 @@ async def through_the_worker(folder: Path, corpus: dict[tuple[str, int], Path]) 
     print("\n## Worker: one document through the runner (spawned, then reused)\n")
     print("| format | file | fresh worker s | reused worker s | worker peak RSS |")
     print("|---|---:|---:|---:|---:|")
-    for (kind, _), path in corpus.items():
+    small = {}
+    for kind in ("docx", "xlsx", "pptx", "pdf", "eml"):
+        small[(kind, 20_000)] = folder / f"small.{kind}"
+        write_bytes(small[(kind, 20_000)], make(kind, 20_000))
+    for (kind, _), path in {**small, **corpus}.items():
         got = await worker_figures(str(path), kind)
         print(
             f"| {kind} | {mb(path.stat().st_size)} | {got['fresh']:.2f} | {got['reused']:.2f} | "

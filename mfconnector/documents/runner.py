@@ -56,7 +56,12 @@ class _Worker:
             self.buffer += chunk
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
-        answer: dict[str, Any] = json.loads(line)
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            raise DocumentError("the document worker answered nonsense", code="crashed")
         return answer
 
     async def kill(self) -> None:
