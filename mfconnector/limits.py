@@ -101,7 +101,7 @@ class Limits:
     """Most pages, slides or sheets read from one document; past it the text is cut."""
     document_parts_listed: int = 30
     """Most page/sheet/slide/heading positions listed in one result."""
-    archive_members: int = 10_000
+    archive_members: int = 20_000
     """Most entries in a .docx/.xlsx/.pptx zip directory; more is refused unopened."""
     archive_uncompressed_bytes: int = 300_000_000
     """Most uncompressed bytes all zip entries may declare; more is refused unopened."""

@@ -173,16 +173,25 @@ def xlsx(sheets: dict[str, Sequence[Sequence[Cell]]], *, shared: bool = True) ->
         )
         rels.append((f"rId{number}", "worksheet", f"worksheets/sheet{number}.xml"))
     rels.append(("rIdS", "sharedStrings", "sharedStrings.xml"))
+    overrides["xl/sharedStrings.xml"] = (
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"
+    )
     parts["xl/sharedStrings.xml"] = (
         f'{DECL}<sst xmlns="{S}" count="{len(strings)}" uniqueCount="{len(strings)}">'
         + "".join(f'<si><t xml:space="preserve">{escape(s)}</t></si>' for s in strings)
         + "</sst>"
     )
     parts["xl/styles.xml"] = (
-        f'{DECL}<styleSheet xmlns="{S}"><fonts count="1"><font/></fonts><fills count="1">'
-        '<fill/></fills><borders count="1"><border/></borders><cellStyleXfs count="1"><xf/>'
-        '</cellStyleXfs><cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14" '
-        'applyNumberFormat="1"/></cellXfs></styleSheet>'
+        f'{DECL}<styleSheet xmlns="{S}">'
+        '<fonts count="1"><font><sz val="11"/><name val="Calibri"/></font></fonts>'
+        '<fills count="2"><fill><patternFill patternType="none"/></fill>'
+        '<fill><patternFill patternType="gray125"/></fill></fills>'
+        '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+        '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
+        '</cellStyleXfs><cellXfs count="2">'
+        '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+        '<xf numFmtId="14" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
+        "</cellXfs></styleSheet>"
     )
     rels.append(("rIdT", "styles", "styles.xml"))
     overrides["xl/styles.xml"] = (
