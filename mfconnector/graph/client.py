@@ -541,7 +541,7 @@ class GraphClient:
 
 def _empty_answer() -> httpx.Response:
     """A 200 with no body, standing for an empty file the host answered 416 for."""
-    return httpx.Response(200, headers={"content-length": "0"}, content=b"")
+    return httpx.Response(200, headers={"content-length": "0"}, stream=httpx.ByteStream(b""))
 
 
 async def _read_download(response: httpx.Response, cap: int) -> Download:
