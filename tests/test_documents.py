@@ -709,3 +709,114 @@ async def test_mutated_documents_end_in_text_or_a_clear_error(
         good.write_bytes(PDF)
         again = await pool.run({**job, "kind": "pdf", "path": str(good)}, DEFAULT_LIMITS, "PDF")
     assert "Invoice 2026-114" in again["text"]
+
+
+# --- text, part and listing caps at L-1, L and L+1 ------------------------------------------
+
+
+def extract_bytes(tmp_path: Path, kind: str, data: bytes, limits: Limits) -> Any:
+    path = tmp_path / f"document.{kind}"
+    path.write_bytes(data)
+    return extract(str(path), kind, limits)
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_document_text_chars_limit(tmp_path: Path, delta: int) -> None:
+    whole = extract_bytes(tmp_path, "pdf", PDF, DEFAULT_LIMITS).text
+    limits = dataclasses.replace(DEFAULT_LIMITS, document_text_chars=len(whole) + delta)
+    got = extract_bytes(tmp_path, "pdf", PDF, limits)
+    if delta < 0:
+        assert got.text == whole[:-1]
+        assert got.cut == f"only the first {len(whole) - 1:,} characters of text were extracted"
+    else:
+        assert got.text == whole and got.cut is None
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_document_parts_limit(tmp_path: Path, delta: int) -> None:
+    pages = docbuild.pdf([f"page {n}" for n in range(1, 11)])
+    limits = dataclasses.replace(DEFAULT_LIMITS, document_parts=10 + delta)
+    got = extract_bytes(tmp_path, "pdf", pages, limits)
+    assert len(got.parts) == min(10, 10 + delta) and got.parts_total == 10
+    if delta < 0:
+        assert got.cut == "only the first 9 of 10 pages were read"
+        assert got.text.rstrip().endswith("page 9")
+    else:
+        assert got.cut is None and got.text.rstrip().endswith("page 10")
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_document_parts_listed_limit(tmp_path: Path, delta: int) -> None:
+    path = tmp_path / "pages.pdf"
+    path.write_bytes(docbuild.pdf([f"page {n}" for n in range(1, 11)]))
+    limits = dataclasses.replace(DEFAULT_LIMITS, document_parts_listed=10 + delta)
+    answer = await workers_for(limits).run(
+        {"kind": "pdf", "offset": 0, "part": None, "chars": 100, "path": str(path)},
+        limits,
+        "PDF",
+    )
+    assert [p["name"] for p in answer["parts"]] == [f"Page {n}" for n in range(1, 11)][: 10 + delta]
+    assert answer["partsTotal"] == 10
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_document_worker_jobs_limit(tmp_path: Path, delta: int) -> None:
+    """A worker serves ``document_worker_jobs`` documents, then the next one gets a new one."""
+    path = tmp_path / "a.pdf"
+    path.write_bytes(PDF)
+    limit = 3
+    limits = dataclasses.replace(DEFAULT_LIMITS, document_worker_jobs=limit)
+    pool = workers_for(limits)
+    job = {"kind": "pdf", "offset": 0, "part": None, "chars": 100, "path": str(path)}
+    await pool.run(job, limits, "PDF")
+    (first,) = pool.idle
+    for _ in range(limit + delta - 1):
+        await pool.run(job, limits, "PDF")
+    if delta < 0:
+        assert pool.idle == [first]  # under the limit: kept for the next document
+    elif delta == 0:
+        assert pool.idle == [] and first.process.returncode is not None  # retired
+    else:
+        (second,) = pool.idle  # the job past the limit ran in a new worker
+        assert second.process.pid != first.process.pid and second.jobs == 1
+
+
+async def test_an_idle_worker_stops_after_document_idle_seconds(tmp_path: Path) -> None:
+    path = tmp_path / "a.pdf"
+    path.write_bytes(PDF)
+    limits = dataclasses.replace(DEFAULT_LIMITS, document_idle_seconds=0.2)
+    pool = workers_for(limits)
+    job = {"kind": "pdf", "offset": 0, "part": None, "chars": 100, "path": str(path)}
+    await pool.run(job, limits, "PDF")
+    (worker,) = pool.idle
+    await trio.sleep(0.1)
+    assert pool.idle == [worker]  # still within its idle time
+    with trio.fail_after(10):
+        await worker.process.wait()
+    assert pool.idle == []
+
+
+@posix_only
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2, 3])
+async def test_document_workers_limit(tmp_path: Path, slow_document: bytes, workers: int) -> None:
+    """Two slow documents at once: never more than ``document_workers`` processes parse."""
+    path = tmp_path / "big.xlsx"
+    path.write_bytes(slow_document)
+    limits = dataclasses.replace(HEAVY, document_workers=workers, document_seconds=1.0)
+    pool = workers_for(limits)
+    job = {"kind": "xlsx", "offset": 0, "part": None, "chars": 100, "path": str(path)}
+    most = 0
+    async with trio.open_nursery() as nursery:
+
+        async def read() -> None:
+            with pytest.raises(DocumentError):  # each runs into the 1 s deadline
+                await pool.run(job, limits, "Excel workbook")
+
+        nursery.start_soon(read)
+        nursery.start_soon(read)
+        with trio.move_on_after(3.5):
+            while True:
+                most = max(most, len(worker_pids()))
+                await trio.sleep(0.02)
+    assert most == min(workers, 2)
