@@ -233,6 +233,18 @@ async def test_each_kind_is_read_as_text(
     assert "SECRET-CAPABILITY" not in wire and files.url not in wire
 
 
+async def test_a_credential_link_inside_a_document_is_removed(
+    graph: LoopbackServer, files: LoopbackServer
+) -> None:
+    link = "https://contoso.sharepoint.com/_layouts/15/download.aspx?tempauth=LEAKED-TOKEN"
+    serve_document(graph, files, "links.docx", docbuild.docx([f"Download it here: {link}"]))
+    async with tools_on(graph, allow_partial=True) as tools:
+        result = await tools.data("files_read", {"item_id": ITEM})
+    assert result["content"]["text"] == "Download it here: [pre-authenticated link removed]\n"
+    assert "content.text" in result["skipped"]["removed"]["paths"]
+    assert "LEAKED-TOKEN" not in json.dumps(result)
+
+
 async def test_a_long_workbook_continues_by_offset_and_jumps_to_a_sheet(
     graph: LoopbackServer, files: LoopbackServer
 ) -> None:

@@ -1,15 +1,18 @@
 """The server's side of document parsing: worker processes, deadlines, kills, reuse.
 
 A job goes to an idle worker if there is one (it has already paid Python's start-up and
-the parsers' imports), otherwise to a new one. A worker goes back to the idle list only
-after a job that ended in text; after an error, a timeout, a cancellation, a crash or
-an oversized answer it is killed, so no job ever runs in a process a bad document has
-touched. Idle workers stop after ``document_idle_seconds``, and all of them when the
+the parsers' imports: 60 to 90 ms a document, bench/README.md), otherwise to a new one.
+A worker goes back to the idle list only after a job that ended in text (or in an offset
+past the end); after a document error, a timeout, a cancellation, a crash or an oversized
+answer it is killed, so no job ever runs in a process a bad document has touched. The
+pool is made with the first caller's limits (memory, worker count); time and CPU limits
+come with each job. Idle workers stop after ``document_idle_seconds``, and all of them when the
 trio run ends (a system task owns them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -67,7 +70,8 @@ class _Worker:
     async def kill(self) -> None:
         with trio.CancelScope(shield=True):
             if self.process.returncode is None:
-                self.process.kill()
+                with contextlib.suppress(OSError):  # it ended between the check and the kill
+                    self.process.kill()
             await self.process.wait()
             for stream in (self.process.stdin, self.process.stdout):
                 if stream is not None:
@@ -143,7 +147,8 @@ class DocumentWorkers:
                     reusable = worker.jobs < limits.document_worker_jobs
                     return answer
                 error = answer.get("error") or {}
-                if answer.get("input"):
+                if answer.get("input"):  # the document was read; the offset or part was not in it
+                    reusable = worker.jobs < limits.document_worker_jobs
                     raise ToolInputError(str(error.get("message")), hint=error.get("hint"))
                 raise DocumentError(
                     str(error.get("message")),
