@@ -5,7 +5,7 @@ billion-laughs expansion, external entities that would read a file or a URL) liv
 one, so refusing the declaration itself refuses them all before one is defined; an
 undefined entity reference is then an ordinary parse error. These are the handlers
 defusedxml installs, set on the C parser directly: defusedxml's ElementTree parser is
-the pure-Python one, which measured 1.6 to 2.3 times slower on a 40 MB sheet
+the pure-Python one, which measured 1.2 to 2.3 times slower on a 40 MB sheet
 (bench/README.md), and defusedxml would be one more dependency.
 
 Only the subtrees a reader asks for are built (a paragraph, a row, a shared string), and
