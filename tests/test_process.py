@@ -214,6 +214,7 @@ def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
     assert completed.returncode == 0
     assert "msal" not in imported
     assert "httpx" not in imported
+    assert "selectolax" not in imported  # loaded on the first HTML body
     # Document parsing lives in worker processes, loaded on the first document read.
     assert not {
         name for name in imported if name.startswith(("mfconnector.documents", "pypdfium2"))

@@ -63,7 +63,11 @@ def extract(path: str, kind: str, limits: Limits) -> Extraction:
     """All the text of one document, up to the caps, or a ``DocumentError``."""
     if kind not in NAMES:
         raise DocumentError(f"{kind!r} documents are not read", code="unsupported")
-    builder = TextBuilder(max_chars=limits.document_text_chars, max_parts=limits.document_parts)
+    builder = TextBuilder(
+        max_chars=limits.document_text_chars,
+        max_parts=limits.document_parts,
+        max_name_chars=limits.document_part_name_chars,
+    )
     try:
         _read(path, kind, limits, builder)
     except TextFull:

@@ -33,6 +33,7 @@ class TextBuilder:
 
     max_chars: int
     max_parts: int
+    max_name_chars: int = 200
     parts_total: int | None = None
     unit: str = "part"
     _chunks: list[str] = field(default_factory=list)
@@ -48,6 +49,7 @@ class TextBuilder:
             self._cut = f"only the first {self.max_parts:,}{total} {self.unit}s were read"
             raise TextFull
         self._break()
+        name = name[: self.max_name_chars]
         self._parts.append((name, self._size))
         self.add(f"## {name}\n")
 
@@ -55,7 +57,7 @@ class TextBuilder:
         """A heading inside running text (Word): listed like a part, never counted as one."""
         self._break()
         if len(self._parts) < self.max_parts:
-            self._parts.append((name, self._size))
+            self._parts.append((name[: self.max_name_chars], self._size))
         self.add(line)
 
     def block(self, text: str) -> None:

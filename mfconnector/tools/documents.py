@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import ToolInputError
 from mfconnector.shaping import Skipped
-from mfconnector.tools.base import ToolContext
+from mfconnector.tools.base import ActiveLimit, ToolContext
 
 if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
@@ -23,7 +23,7 @@ PART: dict[str, Any] = {
     "type": ["integer", "string"],
     "minimum": 1,
     "minLength": 1,
-    "maxLength": 255,
+    "maxLength": ActiveLimit("document_part_name_chars"),
     "description": "start at this page/slide/sheet/heading number, or a sheet name",
 }
 
