@@ -832,3 +832,29 @@ async def test_document_workers_limit(tmp_path: Path, slow_document: bytes, work
                 most = max(most, len(worker_pids()))
                 await trio.sleep(0.02)
     assert most == min(workers, 2)
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_document_part_name_chars_limit(tmp_path: Path, delta: int) -> None:
+    limit = DEFAULT_LIMITS.document_part_name_chars
+    heading = "H" * (limit + delta)
+    got = extract_bytes(
+        tmp_path, "docx", docbuild.docx([("Heading1", heading), "x"]), DEFAULT_LIMITS
+    )
+    assert got.parts == [("H" * min(limit, limit + delta), 0)]
+    assert got.text.startswith(f"# {heading}\n")  # the text itself keeps the whole heading
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_the_part_argument_is_bounded_by_the_same_limit(
+    graph: LoopbackServer, files: LoopbackServer, delta: int
+) -> None:
+    limit = DEFAULT_LIMITS.document_part_name_chars
+    serve_document(graph, files, "sales.xlsx", EXCEL)
+    async with tools_on(graph) as tools:
+        error = await tools.error("files_read", {"item_id": ITEM, "part": "S" * (limit + delta)})
+    if delta > 0:
+        assert error["kind"] == "invalid_input" and "part" in error["message"]
+        assert files.requests == []
+    else:
+        assert error["kind"] == "invalid_input" and "no sheet named" in error["message"]
