@@ -11,6 +11,7 @@ error says how large the file is.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import tempfile
 import zlib
@@ -25,6 +26,8 @@ from mfconnector.graph.body import _content_coding, _Inflater, _raw_chunks
 from mfconnector.graph.client import GraphClient
 
 __all__ = ["SpooledFile", "spooled_download", "too_large"]
+
+_log = logging.getLogger("mfconnector.documents")
 
 _TOTAL_HEADERS = ("content-range", "content-length")
 
@@ -98,5 +101,9 @@ async def spooled_download(
             size = await graph.download_stream(path, read, range_bytes=limit + 1)
         yield SpooledFile(name, size)
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(name)
+        except FileNotFoundError:
+            pass
+        except OSError as error:  # Windows: still open somewhere; never fail the call for it
+            _log.warning("could not delete a document's temporary file: %s", error.strerror)
