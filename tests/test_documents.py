@@ -858,3 +858,21 @@ async def test_the_part_argument_is_bounded_by_the_same_limit(
         assert files.requests == []
     else:
         assert error["kind"] == "invalid_input" and "no sheet named" in error["message"]
+
+
+def test_sheet_cells_read_as_excel_shows_them(tmp_path: Path) -> None:
+    """Rich and phonetic text, skipped columns, a dated number, a boolean, a formula."""
+    sheet = (
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+        '<row r="1"><c r="A1" t="inlineStr"><is><r><t>東</t></r><r><t>京</t></r>'
+        '<rPh sb="0" eb="2"><t>とうきょう</t></rPh></is></c>'
+        '<c r="C1" s="1"><v>46112</v></c><c r="D1" t="b"><v>1</v></c>'
+        '<c r="E1"><f>SUM(B1:B9)</f><v>0.30000000000000004</v></c>'
+        '<c r="F1" t="e"><v>#DIV/0!</v></c><c r="G1" t="str"><f>A1</f><v>line\none</v></c>'
+        "</row></sheetData></worksheet>"
+    ).encode()
+    data = with_part(EXCEL, "xl/worksheets/sheet1.xml", sheet)
+    got = extract_bytes(tmp_path, "xlsx", data, DEFAULT_LIMITS)
+    assert got.text.startswith(
+        "## Sheet: Sales\n東京\t\t2026-03-31\tTRUE\t0.3\t#DIV/0!\tline one\n"
+    )

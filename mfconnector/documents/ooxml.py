@@ -193,11 +193,13 @@ def docx_text(archive: SafeZip, builder: TextBuilder) -> None:
 
 
 def _shared_strings(archive: SafeZip) -> list[str]:
+    """The workbook's string table, each already on one line (cells are tab-separated)."""
     stream = archive.open("xl/sharedStrings.xml")
     if stream is None:
         return []
     with stream:
-        return ["".join(_rich_text(item)) for item in iter_elements(stream, frozenset({"si"}))]
+        items = iter_elements(stream, frozenset({"si"}))
+        return [_cell_text("".join(_rich_text(item))) for item in items]
 
 
 def _rich_text(element: Any) -> Iterator[str]:
@@ -262,7 +264,8 @@ class _SheetReader:
     """Rows of one worksheet as tab-separated lines, straight from expat's callbacks.
 
     Sheets are the largest parts by far, so no element objects are built here: the
-    handlers keep one row's cells and the text of the value being read.
+    handlers keep one row's cells and the text of the value being read. Tag names and
+    column letters are looked up in small caches (a sheet repeats the same few).
     """
 
     def __init__(self, shared: list[str], dated: list[bool], epoch: datetime.datetime) -> None:
@@ -274,27 +277,47 @@ class _SheetReader:
         self.style = "0"
         self.pieces: list[str] = []
         self.reading = False
+        self.phonetic = False
+        self.tags: dict[str, str] = {}
+        self.columns: dict[str, int] = {}
+
+    def _tag(self, raw: str) -> str:
+        tag = self.tags.get(raw)
+        if tag is None:
+            tag = self.tags[raw] = raw.rpartition(":")[2]
+        return tag
+
+    def _column(self, reference: str | None) -> int:
+        if not reference:
+            return self.column + 1
+        letters = reference.rstrip("0123456789")
+        column = self.columns.get(letters)
+        if column is None:
+            column = self.columns[letters] = _column(letters, self.column)
+        return column
 
     def start(self, raw: str, attrs: dict[str, str]) -> None:
-        tag = raw.rpartition(":")[2]
+        tag = self._tag(raw)
         if tag == "c":
-            self.column = _column(attrs.get("r"), self.column)
+            self.column = self._column(attrs.get("r"))
             if self.column > _MAX_COLUMNS:
                 raise corrupt("Excel workbook")
             self.kind = attrs.get("t", "n")
             self.style = attrs.get("s", "0")
             self.pieces = []
-        elif tag in ("v", "t"):
-            self.reading = True
+        elif tag == "v" or tag == "t":
+            self.reading = not self.phonetic
         elif tag == "rPh":
-            self.reading = False  # a phonetic guide: not the cell's text
+            self.phonetic = True  # a phonetic guide: not the cell's text
 
     def end(self, raw: str) -> None:
-        tag = raw.rpartition(":")[2]
-        if tag in ("v", "t"):
+        tag = self._tag(raw)
+        if tag == "v" or tag == "t":
             self.reading = False
+        elif tag == "rPh":
+            self.phonetic = False
         elif tag == "c":
-            value = _cell_text(self._value("".join(self.pieces)))
+            value = self._value("".join(self.pieces))
             if value:
                 self.cells[self.column] = value
         elif tag == "row":
@@ -312,14 +335,16 @@ class _SheetReader:
         if kind == "s":
             index = int(value) if value.isdigit() else -1
             return self.shared[index] if 0 <= index < len(self.shared) else ""
+        if kind == "n" or kind == "d":
+            if not value:
+                return ""
+            style = self.style
+            dated = self.dated
+            is_date = style.isdigit() and int(style) < len(dated) and dated[int(style)]
+            return _number(value, is_date, self.epoch) if kind == "n" else value
         if kind == "b":
             return "TRUE" if value == "1" else "FALSE"
-        if kind in ("inlineStr", "str", "e", "d") or not value:
-            return value
-        style = self.style
-        dated = self.dated
-        is_date = style.isdigit() and int(style) < len(dated) and dated[int(style)]
-        return _number(value, is_date, self.epoch)
+        return _cell_text(value)  # inlineStr, str (a formula's text), e (an error)
 
 
 def _sheet_rows(
