@@ -225,7 +225,8 @@ CANDIDATES = {
     "eml": ["ours"],
 }
 IMPORTS = {
-    "ours": ["mfconnector.documents.extract", "mfconnector.documents.ooxml",
+    "ours": ["mfconnector.documents.extract", "mfconnector.documents.word",
+             "mfconnector.documents.excel", "mfconnector.documents.powerpoint",
              "mfconnector.documents.pdf", "mfconnector.documents.eml"],
     "pypdf": ["pypdf"],
     "python-docx": ["docx"],

@@ -50,11 +50,14 @@ def _read(path: str, kind: str, limits: Limits, builder: TextBuilder) -> None:
         eml_text(path, builder)
     else:
         from mfconnector.documents.archive import open_zip
-        from mfconnector.documents.ooxml import READERS
+        from mfconnector.documents.excel import xlsx_text
+        from mfconnector.documents.powerpoint import pptx_text
+        from mfconnector.documents.word import docx_text
 
+        read = {"docx": docx_text, "xlsx": xlsx_text, "pptx": pptx_text}[kind]
         archive = open_zip(path, limits, NAMES[kind])
         try:
-            READERS[kind](archive, builder)
+            read(archive, builder)
         finally:
             archive.close()
 
