@@ -876,3 +876,26 @@ def test_sheet_cells_read_as_excel_shows_them(tmp_path: Path) -> None:
     assert got.text.startswith(
         "## Sheet: Sales\n東京\t\t2026-03-31\tTRUE\t0.3\t#DIV/0!\tline one\n"
     )
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(document=mutated())
+async def test_mutated_documents_through_files_read_never_stop_the_server(
+    graph: LoopbackServer, files: LoopbackServer, document: tuple[str, bytes]
+) -> None:
+    kind, data = document
+    serve_document(graph, files, f"mutated.{kind}", data)
+    async with tools_on(graph, allow_partial=True) as tools:
+        result = await tools.call("files_read", {"item_id": ITEM})
+        serve_document(graph, files, "invoice.pdf", PDF)
+        after = await tools.data("files_read", {"item_id": ITEM})
+    if result["isError"] and "structuredContent" not in result:
+        error = json.loads(result["content"][0]["text"])["error"]
+        assert error["kind"] == "document" and error["code"] in FAILURE_CODES
+    else:
+        assert isinstance(result["structuredContent"]["content"]["text"], str)
+    assert "Invoice 2026-114" in after["content"]["text"]
