@@ -24,7 +24,7 @@ PART: dict[str, Any] = {
     "minimum": 1,
     "minLength": 1,
     "maxLength": ActiveLimit("document_part_name_chars"),
-    "description": "start at this page/slide/sheet/heading number, or a sheet name",
+    "description": "page, slide, sheet or heading number, or sheet name",
 }
 
 

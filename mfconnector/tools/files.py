@@ -307,9 +307,9 @@ FILES_READ = Tool(
     name="files_read",
     title="Read file",
     description=lambda limits: (
-        "One drive item's metadata and its text (text-like files, Word, Excel, PowerPoint, PDF, "
-        f".eml): {limits.body_chars:,} characters from `offset` (see skipped.text.nextOffset) "
-        "or from `part` (content.parts). "
+        "One drive item's metadata and its text (text files, Word, Excel, PowerPoint, PDF, "
+        f".eml): {limits.body_chars:,} characters from `offset` (skipped.text.nextOffset) or "
+        "`part` (content.parts). "
         f"{UNTRUSTED}"
     ),
     input_schema=input_schema(
