@@ -401,12 +401,42 @@ async def test_files_read_text_windows_binary_and_big_files(era: str) -> None:
         log = await d.data("files_read", {"path": "server.log"})
         assert log["skipped"]["text"]["bytesRead"] == DEFAULT_LIMITS.graph_body_bytes
         assert log["skipped"]["text"]["totalBytes"] == 2_600_000
-        docx = await d.data("files_read", {"path": "Documents/Q1 Budget Review.docx"})
-        assert docx["content"]["returned"] is False and docx["item"]["size"] > 1000
+        png = await d.data("files_read", {"path": "Documents/Reports/2026/Report chart.png"})
+        assert png["content"]["returned"] is False and png["item"]["size"] > 100
         folder = await d.data("files_read", {"path": "Projects"})
         assert "files_list" in folder["content"]["reason"]
         error = await d.client.error("files_read", {"path": "Documents/nope.txt"})
         assert error["code"] == "itemNotFound"
+
+
+async def test_files_read_gives_the_text_of_each_kind_of_demo_document(era: str) -> None:
+    async with demo(era) as d:
+        docx = await d.data("files_read", {"path": "Documents/Q1 Budget Review.docx"})
+        xlsx = await d.data("files_read", {"path": "Projects/Budget 2027/Budget 2027 model.xlsx"})
+        pptx = await d.data("files_read", {"path": "Projects/Contoso Launch/Launch deck.pptx"})
+        pdf = await d.data("files_read", {"path": "Documents/Contract – Fabrikam MSA.pdf"})
+        page = await d.data(
+            "files_read", {"path": "Documents/Contract – Fabrikam MSA.pdf", "part": 2}
+        )
+    assert docx["content"]["format"] == "docx"
+    assert docx["content"]["text"].startswith("# Q1 Budget Review\nSummary: spending is on plan")
+    assert "Decision needed: approve the revised headcount plan" in docx["content"]["text"]
+    sheet = xlsx["content"]["text"]
+    assert sheet.startswith("## Sheet: Budget 2027\nCost centre\tQ1 plan\tQ1 actual\tVariance\n")
+    assert "Retail stores\t120000\t" in sheet and "## Sheet: Assumptions\n" in sheet
+    assert [part["name"] for part in xlsx["content"]["parts"]] == [
+        "Sheet: Budget 2027",
+        "Sheet: Assumptions",
+    ]
+    deck = pptx["content"]["text"]
+    assert deck.startswith("## Slide 1: Contoso Launch – kickoff\nApril 14, Redmond campus\n")
+    assert "## Slide 4: Risks\nOffline sync demo\n" in deck
+    assert pdf["content"]["format"] == "pdf" and pdf["content"]["partsTotal"] >= 2
+    assert "1. Services: Fabrikam provides consulting services" in pdf["content"]["text"]
+    assert page["content"]["text"].startswith("## Page 2\n")
+    assert pdf["content"]["text"][pdf["content"]["parts"][1]["offset"] :].startswith(
+        page["content"]["text"][:200]
+    )
 
 
 async def test_downloads_went_to_the_preauthenticated_host_without_the_token() -> None:

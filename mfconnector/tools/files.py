@@ -19,6 +19,7 @@ from mfconnector.tools.common import (
     list_output_schema,
     object_output_schema,
 )
+from mfconnector.tools.documents import PART, document_kind, read_document, unreadable_reason
 from mfconnector.tools.listing import list_result
 
 __all__ = ["FILES_LIST", "FILES_READ", "FILES_SEARCH"]
@@ -85,7 +86,6 @@ TEXT_EXTENSIONS = frozenset(
         "lua",
         "ics",
         "vcf",
-        "eml",
         "srt",
         "vtt",
     }
@@ -225,14 +225,30 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     if "folder" in raw:
         result["content"] = {"returned": False, "reason": "a folder: list it with files_list"}
         return skipped.apply(result)
-    if not is_text_like(raw):
-        result["content"] = {
-            "returned": False,
-            "reason": "not a text-like file; only metadata is shown",
-        }
+    name = str(raw.get("name", ""))
+    mime = raw["file"].get("mimeType") if isinstance(raw.get("file"), dict) else None
+    kind = document_kind(name, mime if isinstance(mime, str) else None)
+    if kind is None and not is_text_like(raw):
+        reason = (
+            unreadable_reason(name) or "not a text-like file or a document; only metadata is shown"
+        )
+        result["content"] = {"returned": False, "reason": reason}
         return skipped.apply(result)
     if not isinstance(raw.get("id"), str):
         raise ToolInputError("Graph returned the item without an id")
+    if kind is not None:
+        result["content"] = await read_document(
+            ctx,
+            graph,
+            f"{_drive(ctx)}/items/{quote_segment(raw['id'])}/content",
+            kind=kind,
+            size=raw.get("size"),
+            arguments=arguments,
+            skipped=skipped,
+        )
+        return skipped.apply(result)
+    if "part" in arguments:
+        raise ToolInputError("`part` is for documents (PDF, Word, Excel, PowerPoint)")
     download = await graph.download(
         f"{_drive(ctx)}/items/{quote_segment(raw['id'])}/content",
         max_bytes=ctx.limits.graph_body_bytes,
@@ -291,8 +307,9 @@ FILES_READ = Tool(
     name="files_read",
     title="Read file",
     description=lambda limits: (
-        "One drive item's metadata and, for text-like files (txt, md, csv, json, code...), its "
-        f"text: {limits.body_chars:,} characters from `offset` (see skipped.text.nextOffset). "
+        "One drive item's metadata and its text (text files, Word, Excel, PowerPoint, PDF, "
+        f".eml): {limits.body_chars:,} characters from `offset` (skipped.text.nextOffset) or "
+        "`part` (content.parts). "
         f"{UNTRUSTED}"
     ),
     input_schema=input_schema(
@@ -300,6 +317,7 @@ FILES_READ = Tool(
             "item_id": ITEM_ID,
             "path": PATH,
             "offset": {"type": "integer", "minimum": 0},
+            "part": PART,
         }
     ),
     output_schema=object_output_schema("item", "content"),
