@@ -231,7 +231,7 @@ async def test_attachments_have_the_sample_shapes(
                 assert set(attachment) == expected, kind
             kinds.setdefault(attachment["name"].rsplit(".", 1)[-1].lower(), attachment)
             kinds.setdefault(kind, attachment)
-    for extension in ("txt", "docx", "xlsx", "pptx", "pdf", "png"):
+    for extension in ("txt", "docx", "xlsx", "pptx", "pdf", "png", "eml"):
         assert extension in kinds, extension
     assert "#microsoft.graph.itemAttachment" in kinds
     assert "#microsoft.graph.referenceAttachment" in kinds
@@ -1031,4 +1031,74 @@ def test_the_demo_data_has_what_the_issue_asks_for(emulator: Emulator) -> None:
     assert len(drive.children(drive.root_id)) >= 60
     assert max(i.size for i in drive.items.values()) > 2_000_000
     kinds = {i.name.rsplit(".", 1)[-1] for i in drive.items.values() if "." in i.name}
-    assert {"docx", "xlsx", "pptx", "pdf", "txt", "md", "csv", "png"} <= kinds
+    assert {"docx", "xlsx", "pptx", "pdf", "txt", "md", "csv", "png", "eml"} <= kinds
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/me/messages", b"{not json"),
+        ("POST", "/me/messages", b"[1, 2]"),
+        ("POST", "/me/messages", b'{"subject": 42}'),
+        ("POST", "/me/messages", b'{"nosuch": 1}'),
+        ("POST", "/me/messages", b'{"toRecipients": [{"emailAddress": {}}]}'),
+        ("POST", "/me/messages", b'{"body": {"contentType": "rtf", "content": "x"}}'),
+        ("POST", "/me/mailFolders", b'{"displayName": ""}'),
+        ("POST", "/me/sendMail", b'{"message": "text"}'),
+        ("POST", "/me/sendMail", b'{"message": {}, "saveToSentItems": "yes"}'),
+    ],
+)
+async def test_malformed_bodies_are_400_and_serving_continues(
+    graph: httpx.AsyncClient, emulator: Emulator, method: str, path: str, body: bytes
+) -> None:
+    before = len(me(emulator).messages), len(me(emulator).folders)
+    response = await graph.request(method, path, content=body)
+    assert response.status_code == 400, response.text[:300]
+    error = response.json()["error"]
+    assert error["code"] and error["message"] and error["innerError"]["request-id"]
+    assert (len(me(emulator).messages), len(me(emulator).folders)) == before
+    assert (await graph.get("/me/mailFolders/inbox")).status_code == 200
+
+
+async def test_patch_refusals_leave_the_message_unchanged(
+    graph: httpx.AsyncClient, emulator: Emulator
+) -> None:
+    target = newest_first(in_folder(emulator, "inbox"))[2]
+    before = await get(graph, f"/me/messages/{target.rest_id}")
+    for change in (
+        {"flag": {"flagStatus": "maybe"}},
+        {"flag": {"flagStatus": "flagged", "dueDateTime": {"dateTime": "2026-04-01T00:00:00"}}},
+        {"importance": "urgent"},
+        {"isRead": "yes"},
+        {"receivedDateTime": "2020-01-01T00:00:00Z"},
+    ):
+        response = await graph.patch(f"/me/messages/{target.rest_id}", json=change)
+        assert response.status_code == 400, change
+    assert await get(graph, f"/me/messages/{target.rest_id}") == before
+
+
+async def test_folder_filter_and_select(graph: httpx.AsyncClient) -> None:
+    clause = q("displayName eq 'projects'")
+    body = await get(graph, f"/me/mailFolders?$filter={clause}&$select=displayName")
+    assert [f["displayName"] for f in body["value"]] == ["Projects"]
+    assert set(body["value"][0]) == {"id", "displayName"}
+    projects = body["value"][0]["id"]
+    children = await get(graph, f"/me/mailFolders/{projects}/childFolders?$orderby=displayName")
+    assert [f["displayName"] for f in children["value"]] == ["Budget 2027", "Contoso Launch"]
+
+
+async def test_eml_attachment_is_a_parsable_message(
+    graph: httpx.AsyncClient, emulator: Emulator
+) -> None:
+    from email import message_from_bytes
+
+    message = next(
+        m
+        for m in me(emulator).messages.values()
+        if any(a.name.endswith(".eml") for a in m.attachments)
+    )
+    attachment = next(a for a in message.attachments if a.name.endswith(".eml"))
+    raw = await graph.get(f"/me/messages/{message.rest_id}/attachments/{attachment.id}/$value")
+    parsed = message_from_bytes(raw.content)
+    assert parsed["Subject"] == "Reservation confirmed: 14-17 April 2026"
+    assert "Breakfast is included" in parsed.get_payload(decode=True).decode()

@@ -445,6 +445,23 @@ def contract_pdf() -> bytes:
     return docbuild.pdf("Master Services Agreement - Contoso and Fabrikam", clauses * 9)
 
 
+HOTEL_TEXT = (
+    "Dear Ms Vance, your reservation at the Hotel Messe München is confirmed for three "
+    "nights, 14 to 17 April 2026. Breakfast is included. Check-in from 15:00."
+)
+
+
+def hotel_eml() -> bytes:
+    return docbuild.eml(
+        sender="Hotel Messe München <reservations@hotel-messe.de>",
+        to=[f"{ME[0]} <{ME[1]}>"],
+        subject="Reservation confirmed: 14-17 April 2026",
+        text=HOTEL_TEXT,
+        sent=datetime(2026, 2, 2, 9, 30, tzinfo=UTC),
+        message_id="<reservation-4711@hotel-messe.de>",
+    )
+
+
 def notes_txt() -> bytes:
     return ("Meeting notes\n\n" + "\n".join(SENTENCES["meeting"]) + "\n").encode()
 
@@ -606,6 +623,8 @@ def _threads(
                 b.attach(message, "whiteboard.png", PNG, lambda: docbuild.png(320, 200, 11))
             if n == 3 and turn == 2:
                 b.attach(message, "Site survey – raw scan.png", PNG, big_scan_png)
+            if n == 6 and turn == 0:
+                b.attach(message, "Hotel confirmation.eml", "message/rfc822", hotel_eml)
             if n == 5 and turn == 0:
                 original = b.add(
                     archive,
@@ -1262,6 +1281,12 @@ def build_personal_drive() -> Drive:
             indent=2,
         ),
         "application/json",
+    )
+    d.file(
+        "/Documents/Hotel confirmation.eml",
+        "message/rfc822",
+        hotel_eml,
+        text="Reservation confirmed " + HOTEL_TEXT,
     )
     text(
         "/Documents/forecast.py",
