@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -800,8 +801,10 @@ async def test_reply_quotes_the_sent_time_in_the_preferred_time_zone(
         f"/me/messages/{original.immutable_id}/createReply",
         headers={"Prefer": 'outlook.timezone="Tokyo Standard Time"'},
     )
-    local = original.sent.astimezone(__import__("zoneinfo").ZoneInfo("Asia/Tokyo"))
-    assert local.strftime("%-I:%M %p") in tokyo.json()["body"]["content"]
+    local = original.sent.astimezone(ZoneInfo("Asia/Tokyo"))
+    half = "AM" if local.hour < 12 else "PM"
+    stamp = f"{local:%B} {local.day}, {local.year} {local.hour % 12 or 12}:{local:%M} {half}"
+    assert stamp in tokyo.json()["body"]["content"]
     # Message date-times stay UTC whatever the preference, as Graph's do.
     assert tokyo.json()["createdDateTime"].endswith("Z")
     settings_ = await get(graph, "/me/mailboxSettings")

@@ -212,10 +212,17 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def outlook_time(moment: datetime) -> str:
+    """``Friday, March 6, 2026 4:42 PM``, as Outlook writes "Sent:" (portable strftime)."""
+    hour = moment.hour % 12 or 12
+    half = "AM" if moment.hour < 12 else "PM"
+    return f"{moment:%A, %B} {moment.day}, {moment.year} {hour}:{moment:%M} {half}"
+
+
 def _quote_header(message: Message) -> str:
     """Outlook's quoted-history header block, as createReply writes it."""
     to = "; ".join(name for name, _ in message.to)
-    sent = (message.sent or message.received).strftime("%A, %B %-d, %Y %-I:%M %p")
+    sent = outlook_time(message.sent or message.received)
     return (
         '<hr style="display:inline-block;width:98%" tabindex="-1">\r\n'
         '<div id="divRplyFwdMsg" dir="ltr"><font face="Calibri, sans-serif" '
