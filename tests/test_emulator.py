@@ -1105,3 +1105,105 @@ async def test_eml_attachment_is_a_parsable_message(
     parsed = message_from_bytes(raw.content)
     assert parsed["Subject"] == "Reservation confirmed: 14-17 April 2026"
     assert "Breakfast is included" in parsed.get_payload(decode=True).decode()
+
+
+# --- JSON batching and upload sessions --------------------------------------------------------
+
+
+async def test_batch_answers_each_request_as_if_sent_alone(
+    graph: httpx.AsyncClient, emulator: Emulator
+) -> None:
+    message = newest_first(in_folder(emulator, "inbox"))[0]
+    requests = [
+        {"id": "1", "method": "GET", "url": f"/me/messages/{message.immutable_id}?$select=subject"},
+        {"id": "2", "method": "GET", "url": "/me/mailFolders/inbox"},
+        {"id": "3", "method": "GET", "url": "/me/messages/not-an-id"},
+        {
+            "id": "4",
+            "method": "PATCH",
+            "url": f"/me/messages/{message.immutable_id}",
+            "headers": {"Content-Type": "application/json"},
+            "body": {"isRead": True},
+            "dependsOn": ["1"],
+        },
+    ]
+    response = await graph.post("/$batch", json={"requests": requests})
+    assert response.status_code == 200
+    answers = {r["id"]: r for r in response.json()["responses"]}
+    assert answers["1"]["status"] == 200 and answers["1"]["body"]["subject"] == message.subject
+    assert answers["2"]["body"]["displayName"] == "Inbox"
+    assert answers["3"]["status"] == 400
+    assert answers["3"]["body"]["error"]["code"] == "ErrorInvalidIdMalformed"
+    assert answers["4"]["status"] == 200 and message.is_read is True
+    emulator.add_fault(429, retry_after="3", path_contains="/mailFolders")
+    throttled = await graph.post("/$batch", json={"requests": requests[:2]})
+    statuses = {
+        r["id"]: (r["status"], r["headers"].get("Retry-After"))
+        for r in throttled.json()["responses"]
+    }
+    assert statuses == {"1": (200, None), "2": (429, "3")}
+
+
+@pytest.mark.parametrize(("count", "status"), [(19, 200), (20, 200), (21, 400)])
+async def test_batch_holds_at_most_20_requests(
+    graph: httpx.AsyncClient, count: int, status: int
+) -> None:
+    requests = [{"id": str(n), "method": "GET", "url": "/me"} for n in range(count)]
+    response = await graph.post("/$batch", json={"requests": requests})
+    assert response.status_code == status
+    if status == 200:
+        assert len(response.json()["responses"]) == count
+    duplicate = await graph.post("/$batch", json={"requests": [requests[0], requests[0]]})
+    await error_of(duplicate, 400, "BadRequest")
+
+
+async def test_upload_session_builds_a_large_attachment(
+    graph: httpx.AsyncClient, emulator: Emulator
+) -> None:
+    draft = (await graph.post("/me/messages", json={"subject": "big"}, headers=IMMUTABLE)).json()
+    data = bytes(range(256)) * 20_000  # 5,120,000 bytes: over the 3 MB of a plain POST
+    item = {"AttachmentItem": {"attachmentType": "file", "name": "scan.bin", "size": len(data)}}
+    session = await graph.post(
+        f"/me/messages/{draft['id']}/attachments/createUploadSession", json=item
+    )
+    assert session.status_code == 201 and session.json()["nextExpectedRanges"] == ["0-"]
+    url = session.json()["uploadUrl"]
+    assert url.startswith("https://outlook.office.com/") and "authtoken=" in url
+    async with httpx.AsyncClient(transport=EmulatorTransport(emulator)) as anonymous:
+        half = 4 * 1024 * 1024
+        with_token = await graph.put(
+            url, content=data[:half], headers={"Content-Range": f"bytes 0-{half - 1}/{len(data)}"}
+        )
+        assert with_token.status_code == 401
+        skipped = await anonymous.put(
+            url,
+            content=data[half:],
+            headers={"Content-Range": f"bytes {half}-{len(data) - 1}/{len(data)}"},
+        )
+        assert skipped.status_code == 416
+        too_big = await anonymous.put(
+            url, content=data[: half + 1], headers={"Content-Range": f"bytes 0-{half}/{len(data)}"}
+        )
+        assert too_big.status_code == 416
+        first = await anonymous.put(
+            url, content=data[:half], headers={"Content-Range": f"bytes 0-{half - 1}/{len(data)}"}
+        )
+        assert first.status_code == 200 and first.json()["nextExpectedRanges"] == [f"{half}-"]
+        last = await anonymous.put(
+            url,
+            content=data[half:],
+            headers={"Content-Range": f"bytes {half}-{len(data) - 1}/{len(data)}"},
+        )
+        assert last.status_code == 201 and "/attachments('" in last.headers["Location"]
+    listed = await get(graph, f"/me/messages/{draft['id']}/attachments?$select=name,size")
+    assert [a["name"] for a in listed["value"]] == ["scan.bin"]
+    attachment_id = listed["value"][0]["id"]
+    raw = await graph.get(f"/me/messages/{draft['id']}/attachments/{attachment_id}/$value")
+    assert raw.content == data
+    limit = 150 * 1024 * 1024
+    for size, status in ((limit, 201), (limit + 1, 400)):
+        item["AttachmentItem"]["size"] = size
+        response = await graph.post(
+            f"/me/messages/{draft['id']}/attachments/createUploadSession", json=item
+        )
+        assert response.status_code == status

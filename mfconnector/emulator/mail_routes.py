@@ -540,9 +540,11 @@ def _attachments(
             select=None,
         )
     if rest == ["createUploadSession"]:
-        raise GraphHttpError(
-            501, "ErrorNotImplemented", "The demo emulator does not offer upload sessions."
-        )
+        from mfconnector.emulator.batch import create_upload_session
+
+        if call.method != "POST":
+            raise _not_allowed()
+        return create_upload_session(emulator, call, mailbox, message)
     check_id(rest[0])
     found = [a for a in message.attachments if a.id == rest[0]]
     if not found:
