@@ -141,16 +141,11 @@ def _check_select(select: list[str] | None, properties: frozenset[str], entity: 
             )
 
 
-def render_message(
-    emulator: Emulator, mailbox: Mailbox, message: Message, call: Call, select: list[str] | None
-) -> dict[str, Any]:
-    out = message.render(
-        mailbox,
-        immutable=call.prefer.immutable_ids,
-        text_body=call.prefer.text_body,
-        select=select,
+def render_message(message: Message, call: Call, select: list[str] | None) -> dict[str, Any]:
+    """The message as this request asked for it: id kind and body type from ``Prefer``."""
+    return message.render(
+        immutable=call.prefer.immutable_ids, text_body=call.prefer.text_body, select=select
     )
-    return out
 
 
 def _context(mailbox: Mailbox, tail: str) -> str:
@@ -364,7 +359,7 @@ def _filter_view(emulator: Emulator, mailbox: Mailbox, message: Message) -> dict
     cached = emulator.filter_views.get(message.immutable_id)
     if cached is not None and cached[0] == message.version:
         return cached[1]
-    view = message.render(mailbox, immutable=True, text_body=False, select=_FILTERABLE)
+    view = message.render(immutable=True, text_body=False, select=_FILTERABLE)
     emulator.filter_views[message.immutable_id] = (message.version, view)
     return view
 
@@ -433,7 +428,7 @@ def list_messages(
             matches.sort(key=message_key, reverse=order.descending)
     top = min(options.top or call.prefer.max_page_size or DEFAULT_TOP, MAX_TOP)
     window = matches[options.skip : options.skip + top]
-    rendered = [render_message(emulator, mailbox, m, call, options.select) for m in window]
+    rendered = [render_message(m, call, options.select) for m in window]
     scope = f"mailFolders('{folder.id}')/messages" if folder else "messages"
     body: dict[str, Any] = {"@odata.context": _context(mailbox, scope)}
     if options.count:
@@ -492,7 +487,7 @@ def get_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Messa
     _check_select(options.select, MESSAGE_PROPERTIES, "message")
     body = {
         "@odata.context": _context(mailbox, "messages/$entity"),
-        **render_message(emulator, mailbox, message, call, options.select),
+        **render_message(message, call, options.select),
     }
     expand = (options.expand or "").strip()
     if expand:
@@ -561,7 +556,7 @@ def _attachments(
         expand = (options.expand or "").lower()
         if attachment.item is not None and "item" in expand:
             body["item"] = attachment.item.render(
-                mailbox, immutable=False, text_body=call.prefer.text_body, select=None
+                immutable=False, text_body=call.prefer.text_body, select=None
             )
         body = {"@odata.context": _context(mailbox, "messages/attachments/$entity"), **body}
         return _answer(200, body)

@@ -94,7 +94,7 @@ def _answer(status: int, body: Any = None) -> Answer:
 def _entity(mailbox: Mailbox, message: Message, emulator: Emulator, call: Call) -> dict[str, Any]:
     return {
         "@odata.context": f"{GRAPH}/$metadata#users('{mailbox.user_id}')/messages/$entity",
-        **render_message(emulator, mailbox, message, call, None),
+        **render_message(message, call, None),
     }
 
 
