@@ -1207,3 +1207,27 @@ async def test_upload_session_builds_a_large_attachment(
             f"/me/messages/{draft['id']}/attachments/createUploadSession", json=item
         )
         assert response.status_code == status
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    page=st.integers(min_value=1, max_value=60),
+    query=st.sampled_from(["budget", "launch OR invoice", "from:contoso", "hasattachments:true"]),
+)
+async def test_search_pages_return_every_hit_once_newest_first(
+    graph: httpx.AsyncClient, emulator: Emulator, page: int, query: str
+) -> None:
+    value = q(f'"{query}"')
+    items = await all_pages(
+        graph, f"/me/messages?$search={value}&$top={page}&$select=id", IMMUTABLE
+    )
+    ids = [m["id"] for m in items]
+    whole = await get(
+        graph, f"/me/messages?$search={value}&$top=1000&$select=id&$count=true", **IMMUTABLE
+    )
+    assert ids == [m["id"] for m in whole["value"]] and len(ids) == whole["@odata.count"] > 0
+    by_id = {m.immutable_id: m for m in visible(emulator)}
+    stamps = [by_id[i].received for i in ids]
+    assert stamps == sorted(stamps, reverse=True)
