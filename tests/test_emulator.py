@@ -1231,3 +1231,18 @@ async def test_search_pages_return_every_hit_once_newest_first(
     by_id = {m.immutable_id: m for m in visible(emulator)}
     stamps = [by_id[i].received for i in ids]
     assert stamps == sorted(stamps, reverse=True)
+
+
+@pytest.mark.parametrize(("depth", "status"), [(31, 200), (32, 200), (33, 400)])
+async def test_nesting_is_bounded_in_filter_and_search(
+    graph: httpx.AsyncClient, depth: int, status: int
+) -> None:
+    clause = q("(" * depth + "isRead eq false" + ")" * depth)
+    response = await graph.get(f"/me/messages?$filter={clause}")
+    assert response.status_code == status
+    search = q('"' + "(" * depth + "budget" + ")" * depth + '"')
+    response = await graph.get(f"/me/messages?$search={search}")
+    assert response.status_code == status
+    deep = q('"' + "(" * 5000 + "budget" + '"')
+    await error_of(await graph.get(f"/me/messages?$search={deep}"), 400, "BadRequest")
+    assert (await graph.get("/me/messages")).status_code == 200

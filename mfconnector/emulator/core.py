@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from mfconnector.emulator.seed import DEMO_NOW, Tenant, build_tenant
 
 __all__ = ["Answer", "Call", "Emulator", "Fault", "Prefer"]
 
+_log = logging.getLogger("mfconnector.emulator")
 _PREFER_PART = re.compile(r'\s*([A-Za-z.\-]+)\s*(?:=\s*("[^"]*"|[^,\s]*))?\s*')
 _BEARER = re.compile(r"^Bearer\s+\S+", re.IGNORECASE)
 
@@ -199,6 +201,10 @@ class Emulator:
             answer = self.route(method.upper(), url, headers, body)
         except GraphHttpError as error:
             answer = error_answer(error, request_id, headers.get("client-request-id"))
+        except Exception:  # a bug here must look like Graph's 500, not break the client
+            _log.exception("emulator: internal error on %s", method)
+            internal = GraphHttpError(500, "generalException", "An internal server error occurred.")
+            answer = error_answer(internal, request_id, headers.get("client-request-id"))
         answer.headers.setdefault("request-id", request_id)
         answer.headers.setdefault("client-request-id", headers.get("client-request-id", request_id))
         return answer
