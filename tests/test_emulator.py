@@ -1246,3 +1246,43 @@ async def test_nesting_is_bounded_in_filter_and_search(
     deep = q('"' + "(" * 5000 + "budget" + '"')
     await error_of(await graph.get(f"/me/messages?$search={deep}"), 400, "BadRequest")
     assert (await graph.get("/me/messages")).status_code == 200
+
+
+async def test_outlook_timezone_changes_flag_dates_not_date_time_offsets(
+    graph: httpx.AsyncClient, emulator: Emulator
+) -> None:
+    flagged = next(m for m in in_folder(emulator, "inbox") if "dueDateTime" in m.flag)
+    plain = await get(graph, f"/me/messages/{flagged.rest_id}?$select=flag,receivedDateTime")
+    assert plain["flag"]["dueDateTime"] == {
+        "dateTime": "2026-03-13T00:00:00.0000000",
+        "timeZone": "UTC",
+    }
+    pacific = await get(
+        graph,
+        f"/me/messages/{flagged.rest_id}?$select=flag,receivedDateTime",
+        Prefer='outlook.timezone="Pacific Standard Time"',
+    )
+    assert pacific["flag"]["dueDateTime"] == {
+        "dateTime": "2026-03-12T17:00:00.0000000",  # PDT: daylight time from March 8
+        "timeZone": "Pacific Standard Time",
+    }
+    assert pacific["receivedDateTime"] == plain["receivedDateTime"]
+    assert pacific["receivedDateTime"].endswith("Z")
+    bad = await graph.get(
+        f"/me/messages/{flagged.rest_id}", headers={"Prefer": 'outlook.timezone="Mars/Olympus"'}
+    )
+    await error_of(bad, 400, "ErrorTimeZoneNotSupported")
+    start = {"dateTime": "2026-04-01T09:00:00", "timeZone": "Tokyo Standard Time"}
+    due = {"dateTime": "2026-04-02T09:00:00", "timeZone": "Tokyo Standard Time"}
+    patched = await graph.patch(
+        f"/me/messages/{flagged.rest_id}",
+        json={"flag": {"flagStatus": "flagged", "startDateTime": start, "dueDateTime": due}},
+        headers={"Prefer": 'outlook.timezone="UTC"'},
+    )
+    assert patched.json()["flag"]["dueDateTime"]["dateTime"] == "2026-04-02T00:00:00.0000000"
+    wrong = {"dateTime": "soon", "timeZone": "UTC"}
+    refused = await graph.patch(
+        f"/me/messages/{flagged.rest_id}",
+        json={"flag": {"flagStatus": "flagged", "startDateTime": wrong}},
+    )
+    await error_of(refused, 400, "ErrorInvalidArgument")

@@ -34,6 +34,7 @@ from mfconnector.emulator.odata import (
     parse_options,
     parse_orderby,
 )
+from mfconnector.emulator.timezones import convert_flag
 
 if TYPE_CHECKING:
     from mfconnector.emulator.core import Answer, Call, Emulator
@@ -142,10 +143,14 @@ def _check_select(select: list[str] | None, properties: frozenset[str], entity: 
 
 
 def render_message(message: Message, call: Call, select: list[str] | None) -> dict[str, Any]:
-    """The message as this request asked for it: id kind and body type from ``Prefer``."""
-    return message.render(
+    """The message as this request asked for it: id kind, body type and the flag's time
+    zone from ``Prefer`` (date-time offsets stay UTC, as Graph's do)."""
+    out = message.render(
         immutable=call.prefer.immutable_ids, text_body=call.prefer.text_body, select=select
     )
+    if call.prefer.time_zone and isinstance(out.get("flag"), dict):
+        out["flag"] = convert_flag(out["flag"], call.prefer.time_zone)
+    return out
 
 
 def _context(mailbox: Mailbox, tail: str) -> str:
