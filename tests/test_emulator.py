@@ -1286,3 +1286,26 @@ async def test_outlook_timezone_changes_flag_dates_not_date_time_offsets(
         json={"flag": {"flagStatus": "flagged", "startDateTime": wrong}},
     )
     await error_of(refused, 400, "ErrorInvalidArgument")
+
+
+async def test_expand_attachments_on_lists_and_single_messages(
+    graph: httpx.AsyncClient, emulator: Emulator
+) -> None:
+    expand = q("attachments($select=id,name,size)")
+    body = await get(
+        graph,
+        f"/me/mailFolders/inbox/messages?$filter=hasAttachments%20eq%20true&$select=id&$expand={expand}",
+        **IMMUTABLE,
+    )
+    by_id = {m.immutable_id: m for m in in_folder(emulator, "inbox")}
+    assert body["value"]
+    for item in body["value"]:
+        names = [a["name"] for a in item["attachments"]]
+        assert names == [a.name for a in by_id[item["id"]].attachments]
+        assert all(set(a) <= {"@odata.type", "id", "name", "size"} for a in item["attachments"])
+    first = body["value"][0]["id"]
+    whole = await get(graph, f"/me/messages/{first}?$expand=attachments", **IMMUTABLE)
+    assert any("contentBytes" in a for a in whole["attachments"])
+    await error_of(await graph.get("/me/messages?$expand=sender"), 400, "BadRequest")
+    bad = q("attachments($select=nosuch)")
+    await error_of(await graph.get(f"/me/messages?$expand={bad}"), 400, "RequestBroker--ParseUri")

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from email.message import EmailMessage
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mfconnector.emulator.errors import GraphHttpError, item_not_found, malformed_id
 from mfconnector.emulator.model import (
@@ -434,6 +434,10 @@ def list_messages(
     top = min(options.top or call.prefer.max_page_size or DEFAULT_TOP, MAX_TOP)
     window = matches[options.skip : options.skip + top]
     rendered = [render_message(m, call, options.select) for m in window]
+    expand = _attachment_expand(options.expand)
+    if expand is not False:
+        for message, out in zip(window, rendered, strict=True):
+            out["attachments"] = [_attachment_json(a, expand) for a in message.attachments]
     scope = f"mailFolders('{folder.id}')/messages" if folder else "messages"
     body: dict[str, Any] = {"@odata.context": _context(mailbox, scope)}
     if options.count:
@@ -494,19 +498,31 @@ def get_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Messa
         "@odata.context": _context(mailbox, "messages/$entity"),
         **render_message(message, call, options.select),
     }
-    expand = (options.expand or "").strip()
-    if expand:
-        if not expand.startswith("attachments"):
-            raise GraphHttpError(
-                400, "BadRequest", f"Parsing OData Select and Expand failed: '{expand[:80]}'."
-            )
-        inner = re.search(r"\(\$select=([^)]*)\)", expand)
-        select = [s.strip() for s in inner.group(1).split(",")] if inner else None
-        body["attachments"] = [_attachment_json(a, select) for a in message.attachments]
+    expand = _attachment_expand(options.expand)
+    if expand is not False:
+        body["attachments"] = [_attachment_json(a, expand) for a in message.attachments]
     headers = {}
     if call.prefer.text_body:
         headers["Preference-Applied"] = 'outlook.body-content-type="text"'
     return _answer(200, body, **headers)
+
+
+def _attachment_expand(value: str | None) -> list[str] | Literal[False] | None:
+    """``$expand=attachments`` (all properties: None) or ``attachments($select=a,b)``
+    (those); False when nothing is expanded. Anything else is refused, as Graph does."""
+    expand = (value or "").strip()
+    if not expand:
+        return False
+    match = re.fullmatch(r"attachments(?:\(\$select=([^)]*)\))?", expand)
+    if match is None:
+        raise GraphHttpError(
+            400, "BadRequest", f"Parsing OData Select and Expand failed: '{expand[:80]}'."
+        )
+    if match.group(1) is None:
+        return None
+    select = [part.strip() for part in match.group(1).split(",") if part.strip()]
+    _check_select(select, ATTACHMENT_PROPERTIES, "attachment")
+    return select
 
 
 def _attachment_json(attachment: Attachment, select: list[str] | None) -> dict[str, Any]:
