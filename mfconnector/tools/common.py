@@ -7,15 +7,15 @@ from collections.abc import Callable
 from typing import Any
 
 from mfconnector.errors import ToolInputError
-from mfconnector.graph.cursor import MAX_CURSOR_CHARS
-from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, shape_item
-from mfconnector.tools.base import ToolContext
+from mfconnector.tools.base import ActiveLimit, ToolContext
 from mfconnector.tools.listing import ItemShaper
 
 __all__ = [
     "CURSOR",
+    "FOLDER",
     "LIMIT",
+    "OUTLOOK_ID",
     "QUERY",
     "WELL_KNOWN_FOLDERS",
     "folder_segment",
@@ -50,16 +50,21 @@ MIN_ID_CHARS = 16
 LIMIT: dict[str, Any] = {
     "type": "integer",
     "minimum": 1,
-    "maximum": DEFAULT_LIMITS.list_items,
-    "default": DEFAULT_LIMITS.list_items,
+    "maximum": ActiveLimit("list_items"),
+    "default": ActiveLimit("list_items"),
 }
 CURSOR: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
-    "maxLength": MAX_CURSOR_CHARS,
+    "maxLength": ActiveLimit("cursor_chars"),
     "description": "skipped.items.cursor of the previous result",
 }
-OUTLOOK_ID_PATTERN = "^[A-Za-z0-9_=+/-]{1,1024}$"
+OUTLOOK_ID_PATTERN = "^[A-Za-z0-9_=+/-]+$"
+OUTLOOK_ID: dict[str, Any] = {
+    "type": "string",
+    "maxLength": ActiveLimit("outlook_id_chars"),
+    "pattern": OUTLOOK_ID_PATTERN,
+}
 
 _OUTLOOK_ID = re.compile(OUTLOOK_ID_PATTERN)
 
@@ -78,7 +83,8 @@ def folder_segment(value: str, argument: str) -> str:
     return value
 
 
-QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 500}
+QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLimit("query_chars")}
+FOLDER: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLimit("path_chars")}
 
 
 def input_schema(properties: dict[str, Any], *required: str) -> dict[str, Any]:

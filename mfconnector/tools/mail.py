@@ -14,8 +14,9 @@ from mfconnector.textconv import html_to_text
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import (
     CURSOR,
+    FOLDER,
     LIMIT,
-    OUTLOOK_ID_PATTERN,
+    OUTLOOK_ID,
     QUERY,
     folder_segment,
     input_schema,
@@ -84,16 +85,10 @@ DATE = {
     "type": "string",
     "pattern": r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:\d{2})?)?$",
 }
-MESSAGE_ID = {"type": "string", "pattern": OUTLOOK_ID_PATTERN}
-FOLDER = {"type": "string", "minLength": 1, "maxLength": 1024}
 
 
 def _user(ctx: ToolContext) -> str:
     return ctx.user_path.rstrip("/")
-
-
-def _prefixes(ctx: ToolContext) -> tuple[str, ...]:
-    return (f"{_user(ctx)}/mailFolders", f"{_user(ctx)}/messages")
 
 
 def _odata_time(value: str, argument: str) -> str:
@@ -144,10 +139,9 @@ async def mail_folders(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str,
         key="folders",
         shape=item_shaper(ctx, FOLDER_FIELDS),
         echo={"parent": parent or "(top level)"},
-        scope="mail_folders",
+        tool="mail_folders",
         path=path,
         query={"$top": str(limit), "$select": ",".join(FOLDER_FIELDS)},
-        path_prefixes=_prefixes(ctx),
         headers=PREFER_IDS,
     )
 
@@ -169,10 +163,9 @@ async def mail_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
         key="messages",
         shape=item_shaper(ctx, LIST_FIELDS),
         echo={"folder": folder},
-        scope="mail_list",
+        tool="mail_list",
         path=f"{_user(ctx)}/mailFolders/{segment}/messages",
         query=query,
-        path_prefixes=_prefixes(ctx),
         headers=PREFER_IDS,
     )
 
@@ -190,10 +183,9 @@ async def mail_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         key="messages",
         shape=item_shaper(ctx, LIST_FIELDS),
         echo={"query": arguments["query"]},
-        scope="mail_search",
+        tool="mail_search",
         path=path,
         query={"$search": f'"{text}"', "$select": ",".join(LIST_FIELDS), "$top": str(limit)},
-        path_prefixes=_prefixes(ctx),
         headers=PREFER_IDS,
     )
 
@@ -319,14 +311,14 @@ MAIL_SEARCH = Tool(
 MAIL_READ = Tool(
     name="mail_read",
     title="Read message",
-    description=(
+    description=lambda limits: (
         "One message: headers, flags, attachment list (metadata only) and body as text, "
-        "10,000 characters from body_offset (see skipped.text.nextOffset). "
+        f"{limits.body_chars:,} characters from body_offset (see skipped.text.nextOffset). "
         f"{UNTRUSTED}"
     ),
     input_schema=input_schema(
         {
-            "message_id": MESSAGE_ID,
+            "message_id": OUTLOOK_ID,
             "body_offset": {"type": "integer", "minimum": 0},
         },
         "message_id",
