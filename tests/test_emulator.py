@@ -447,6 +447,7 @@ async def test_inefficient_filter_when_orderby_property_is_not_first(
         ("$filter=" + q("isRead eq"), "BadRequest"),
         ("$filter=" + q("isRead eq false and"), "BadRequest"),
         ("$filter=" + q("isRead is false"), "BadRequest"),
+        ("$filter=" + q("contains(body/content,'budget')"), "ErrorInvalidProperty"),
         ("$select=subject,nosuch", "RequestBroker--ParseUri"),
         ("$orderby=" + q("nosuch desc"), "RequestBroker--ParseUri"),
         ("$orderby=" + q("subject sideways"), "BadRequest"),

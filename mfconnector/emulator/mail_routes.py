@@ -74,6 +74,10 @@ ATTACHMENT_PROPERTIES = frozenset(
 )
 _ID_CHARS = re.compile(r"^[A-Za-z0-9_\-+/]+=*$")
 _DEFAULT_ORDER = "receivedDateTime desc"
+NOT_FILTERABLE = frozenset(
+    {"body", "uniqueBody", "bodyPreview", "internetMessageHeaders", "attachments"}
+)
+"""Outlook filters on metadata, never on bodies: searching text is ``$search``'s job."""
 
 
 def _answer(status: int, body: Any = None, **headers: str) -> Answer:
@@ -413,6 +417,13 @@ def list_messages(
         views = {m.immutable_id: _filter_view(emulator, mailbox, m) for m in candidates}
         if options.filter:
             named = filter_properties(options.filter, MESSAGE_PROPERTIES, "message")
+            for name in named:
+                if name in NOT_FILTERABLE:
+                    raise GraphHttpError(
+                        400,
+                        "ErrorInvalidProperty",
+                        f"The property '{name}' does not support filtering.",
+                    )
             if options.orderby:
                 wanted = [o.property.split("/")[0] for o in orders]
                 if [n for n in dict.fromkeys(named)][: len(wanted)] != wanted:
