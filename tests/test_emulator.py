@@ -1028,7 +1028,7 @@ def test_the_demo_data_has_what_the_issue_asks_for(emulator: Emulator) -> None:
     assert any(m.flag["flagStatus"] == "flagged" for m in messages)
     assert any(m.categories for m in messages) and any(m.importance == "high" for m in messages)
     texts = " ".join(m.subject + m.texts()[0] for m in messages)
-    for sample in ("日本語", "ليلى" if False else "الميزانية", "שלום", "🎉", "Müller", "您好"):
+    for sample in ("日本語", "الميزانية", "שלום", "🎉", "Müller", "您好"):
         assert sample in texts, sample
     assert max(len(m.body) for m in messages if m.body_type == "html") > 15_000
     drive = emulator.drive_of(mailbox)
