@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.net.settings import NetworkSettings
     from mfconnector.tools.base import ToolContext
 
 __all__ = ["build_parser", "main"]
@@ -64,12 +65,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
     for name, text in (
-        ("login", "sign in with a device code (prompt on stderr)"),
+        ("login", "sign in: in a web browser, or with --device-code (messages on stderr)"),
         ("logout", "remove the signed-in account from the token cache"),
         ("status", "show account, tenant, scopes, cache location and token expiry"),
     ):
         sub = commands.add_parser(name, help=text)
         _add_auth_arguments(sub)
+        if name == "login":
+            flow = sub.add_mutually_exclusive_group()
+            flow.add_argument(
+                "--device-code",
+                dest="login_method",
+                action="store_const",
+                const="device-code",
+                help="show a code to enter on any device's browser (for SSH sessions and "
+                "machines without a browser)",
+            )
+            flow.add_argument(
+                "--browser",
+                dest="login_method",
+                action="store_const",
+                const="browser",
+                help="sign in in a web browser on this computer (the default when one can be "
+                "opened)",
+            )
     return parser
 
 
@@ -153,12 +172,14 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
     else:
         mode = "live"
         source = None
-        token_provider, user_path, root = _live_auth(args)
+        token_provider, user_path, root, network = _live_auth(args)
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
 
-            return GraphClient(token_provider=token_provider, limits=limits, root=root)
+            return GraphClient(
+                token_provider=token_provider, limits=limits, root=root, network=network
+            )
 
     graph = _LazyGraph(make)
     context = ToolContext(
@@ -173,7 +194,10 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
     return context, graph
 
 
-def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
+def _live_auth(
+    args: argparse.Namespace,
+) -> tuple[TokenProvider, str, str, NetworkSettings | None]:
+    """Token provider, user path, Graph root and network settings for live mode."""
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 
     try:
@@ -182,15 +206,15 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
     except ImportError:
         from mfconnector.auth import StaticTokenProvider
 
-        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, None
     from mfconnector.auth import UnavailableTokenProvider
     from mfconnector.errors import AuthError
 
     try:
         config = auth_config_from_args(args)
     except AuthError as error:
-        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT
-    return build_token_provider(config), config.user_path, config.graph_root
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None
+    return build_token_provider(config), config.user_path, config.graph_root, config.network
 
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
