@@ -3,7 +3,7 @@
 The canned file is the 0.1 demo recording, kept for the strict ``--fixtures`` mode: it
 carries cases a well-behaved server never sends (a page of 51, download URLs in a
 ``$select``ed list, canned 429/401 entries). The live-like demo is the emulator
-(``test_tools_demo.py``).
+(``test_demo_tools.py``).
 
 The context is built the way ``mfconnector --fixtures PATH`` builds it (``cli._context``): the real
 GraphClient over the real FixtureTransport, wrapped only to record which requests left.

@@ -16,10 +16,15 @@ or from the emulator's data model, never from the code path under test.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -455,3 +460,58 @@ def test_demo_dates_are_iso_utc() -> None:
     for message in emulator.me().messages.values():
         assert message.received.tzinfo is not None
         assert datetime.fromisoformat(message.received.isoformat()) == message.received
+
+
+@pytest.mark.slow
+def test_demo_process_writes_nothing_to_disk_and_starts_the_same_every_time(
+    tmp_path: Path,
+) -> None:
+    """Two ``--demo`` processes with a private HOME and working directory: identical answers
+    (a deterministic mailbox), and no file written anywhere they could write."""
+    calls = [
+        ("mail_list", {"limit": 50}),
+        ("mail_search", {"query": "budget"}),
+        ("files_list", {}),
+        ("files_read", {"path": "Documents/Reports/2026/Q1 report draft.md"}),
+    ]
+    lines = b"".join(
+        json.dumps(request(n, "tools/call", {"name": name, "arguments": arguments})).encode()
+        + b"\n"
+        for n, (name, arguments) in enumerate(calls, 1)
+    )
+    outputs = []
+    for run in range(2):
+        home = tmp_path / f"home{run}"
+        home.mkdir()
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / "config"),
+            "XDG_CACHE_HOME": str(home / "cache"),
+            "XDG_STATE_HOME": str(home / "state"),
+            "XDG_DATA_HOME": str(home / "data"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "mfconnector", "--demo"],
+            input=lines,
+            capture_output=True,
+            cwd=home,
+            env=env,
+            timeout=60,
+            check=True,
+        )
+        replies = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [r["id"] for r in sorted(replies, key=lambda r: r["id"])] == [1, 2, 3, 4]
+        assert all("structuredContent" in r["result"] for r in replies)
+        # Cursors are signed with a per-process key: everything else must be identical.
+        data = []
+        for reply in sorted(replies, key=lambda r: r["id"]):
+            structured = reply["result"]["structuredContent"]
+            items = structured.get("skipped", {}).get("items")
+            if items and items.get("cursor"):
+                items["cursor"] = "<signed per process>"
+            data.append(structured)
+        outputs.append(data)
+        assert list(home.rglob("*")) == [], "the demo wrote to disk"
+    assert outputs[0] == outputs[1]
