@@ -42,6 +42,12 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="mark results that were cut to the limits isError=false (default: isError=true)",
     )
     parser.add_argument(
+        "--time-zone",
+        metavar="ZONE",
+        help="show and filter mail times in this zone (IANA or Windows name) instead of "
+        "the mailbox's own",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["debug", "info", "warning", "error"],
@@ -85,6 +91,10 @@ def _configure_logging(level: str) -> None:
     )
 
 
+class UsageError(Exception):
+    """A serve option that cannot work: one stderr line, exit status 2."""
+
+
 class _LazyGraph:
     """Creates the Graph client (and imports httpx) on the first tool call that needs it."""
 
@@ -120,6 +130,8 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
             path = args.fixtures
             mode = "fixtures"
         fixture_set = load_fixtures(path, limits=limits)
+        # The demo has no scopes to grant: it shows every read, other drives included.
+        all_files = mode == "demo" or bool(getattr(args, "auth_all_files", None))
         token_provider = StaticTokenProvider(FIXTURE_TOKEN, account="demo account (fixtures)")
 
         def make() -> GraphClient:
@@ -137,7 +149,7 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
     else:
         mode = "live"
         source = None
-        token_provider, user_path, root = _live_auth(args)
+        token_provider, user_path, root, all_files = _live_auth(args)
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
@@ -153,11 +165,38 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
         graph_factory=graph,
         user_path=user_path,
         source=source,
+        mailbox=_mailbox(args),
+        time_zone=_time_zone(args),
+        all_files=all_files,
     )
     return context, graph
 
 
-def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
+def _mailbox(args: argparse.Namespace) -> str | None:
+    try:
+        from mfconnector.auth.config import mailbox_argument
+    except ImportError:
+        return None
+    return mailbox_argument(args)
+
+
+def _time_zone(args: argparse.Namespace) -> str | None:
+    """``--time-zone`` checked at start-up: an unknown zone is a usage error, not UTC."""
+    name = getattr(args, "time_zone", None)
+    if name is None:
+        return None
+    from mfconnector.timezones import resolve_zone
+
+    if resolve_zone(name) is None:
+        raise UsageError(
+            f"--time-zone {name[:60]!r} is not a time zone (try Europe/Paris or "
+            "'W. Europe Standard Time')"
+        )
+    return str(name)
+
+
+def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, bool]:
+    """The token provider, the owner's Graph path, the Graph root, and ``--all-files``."""
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 
     try:
@@ -166,15 +205,16 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str]:
     except ImportError:
         from mfconnector.auth import StaticTokenProvider
 
-        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, False
     from mfconnector.auth import UnavailableTokenProvider
     from mfconnector.errors import AuthError
 
     try:
         config = auth_config_from_args(args)
     except AuthError as error:
-        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT
-    return build_token_provider(config), config.user_path, config.graph_root
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, False
+    provider = build_token_provider(config)
+    return provider, config.user_path, config.graph_root, config.all_files
 
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
@@ -187,7 +227,7 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
 
     try:
         context, graph = _context(args, limits)
-    except FixtureError as error:
+    except (FixtureError, UsageError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(ALL_TOOLS, context)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from mfconnector.errors import ToolError
 from mfconnector.jsonrpc import encode_json
 from mfconnector.limits import Limits
+from mfconnector.tools.state import ReadState
 
 if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
@@ -24,12 +25,10 @@ __all__ = [
     "wire_bytes",
 ]
 
-READ_ONLY: dict[str, Any] = {
-    "readOnlyHint": True,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": True,
-}
+READ_ONLY: dict[str, Any] = {"readOnlyHint": True}
+"""All a read tool needs to say: MCP reads destructiveHint and idempotentHint only when
+readOnlyHint is false, and openWorldHint defaults to true. Every byte here is paid on
+every tools/list, once per tool."""
 
 GraphFactory = Callable[[], Awaitable["GraphClient"]]
 
@@ -45,6 +44,13 @@ class ToolContext:
     graph_factory: GraphFactory
     user_path: str = "/me"
     source: str | None = None
+    mailbox: str | None = None
+    """``--mailbox``: the shared or delegated mailbox read when a call names none."""
+    time_zone: str | None = None
+    """``--time-zone``: shown and filtered in this zone instead of the mailbox's own."""
+    all_files: bool = False
+    """``--all-files``: Files.Read.All and Sites.Read.All, so other drives can be read."""
+    state: ReadState = field(default_factory=ReadState)
 
     async def graph(self) -> GraphClient:
         return await self.graph_factory()
@@ -73,7 +79,7 @@ class Tool:
             "description": self.description,
             "inputSchema": self.input_schema,
             "outputSchema": self.output_schema,
-            "annotations": {"title": self.title, **self.annotations},
+            "annotations": self.annotations,
         }
 
 
