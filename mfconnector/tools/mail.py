@@ -37,9 +37,13 @@ from mfconnector.tools.mailbox import (
 )
 from mfconnector.tools.messages import (
     COMPACT_LIST_FIELDS,
+    COMPACT_SUBJECT_CHARS,
     FULL_LIST_FIELDS,
+    GET_FULL,
     compact_message,
+    long_subjects,
     omitted_record,
+    table,
 )
 
 __all__ = ["MAIL_FOLDERS", "MAIL_LIST", "MAIL_SEARCH", "message_filter"]
@@ -181,13 +185,27 @@ def finish_messages(
     full: bool,
     seen: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """Say the zone, and in compact name once what was left out (and how to get it)."""
-    result["timeZone"] = zone.name
-    if not full:
+    """Say the zone; in compact, make the table and name once what was left out."""
+    rows = result.pop("messages")
+    ordered = {key: value for key, value in result.items() if key not in ("incomplete", "skipped")}
+    if mailbox.shared:
+        ordered["mailbox"] = mailbox.label
+    ordered["timeZone"] = zone.name
+    if full:
+        ordered["messages"] = rows
+    else:
+        ordered.update(table(rows))
         omitted = omitted_record(FULL_LIST_FIELDS, COMPACT_LIST_FIELDS, seen)
+        cut = long_subjects(rows)
+        if cut:
+            omitted = omitted or {"fields": [], "get": GET_FULL}
+            omitted["subjectsCut"] = {"count": cut, "keptChars": COMPACT_SUBJECT_CHARS}
         if omitted:
-            result["omitted"] = omitted
-    return _with_mailbox(result, mailbox)
+            ordered["omitted"] = omitted
+    for key in ("incomplete", "skipped"):
+        if key in result:
+            ordered[key] = result[key]
+    return ordered
 
 
 async def _conversation_of(ctx: ToolContext, mailbox: Mailbox, message_id: str) -> str:
@@ -211,13 +229,13 @@ def page_counts(rows: list[dict[str, Any]], *, full: bool) -> dict[str, Any]:
     """Counts over the messages of this page only (triage)."""
 
     def unread(row: dict[str, Any]) -> bool:
-        return row.get("isRead") is False if full else "unread" in row.get("flags", ())
+        return row.get("isRead") is False if full else "unread" in row.get("flags", "").split()
 
     def flagged(row: dict[str, Any]) -> bool:
         if full:
             flag = row.get("flag")
             return isinstance(flag, dict) and flag.get("flagStatus") == "flagged"
-        return "flagged" in row.get("flags", ())
+        return "flagged" in row.get("flags", "").split()
 
     return {
         "messages": len(rows),

@@ -51,8 +51,8 @@ GRAPH_WELL_KNOWN_FOLDERS = frozenset(
         "syncissues",
     }
 )
-MIN_FOLDER_ID_CHARS = 40
-"""Outlook folder ids are over 100 characters; anything shorter is a name or a path."""
+MIN_FOLDER_ID_CHARS = 32
+"""Outlook folder ids are over 100 characters; a shorter word is a folder name or a path."""
 FOLDER_PAGE = 100
 """Folders asked for per request while resolving a name (Graph's default page is 10)."""
 MAX_FOLDER_PATH_DEPTH = 10

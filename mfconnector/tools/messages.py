@@ -23,6 +23,7 @@ __all__ = [
     "flags_of",
     "omitted_record",
     "person",
+    "table",
 ]
 
 FULL_LIST_FIELDS = (
@@ -66,6 +67,11 @@ COMPACT_LIST_FIELDS = (
 COMPACT_READ_FIELDS = (*COMPACT_LIST_FIELDS, "toRecipients", "ccRecipients", "isDraft")
 FLAG_STATES = {"flagged": "flagged", "complete": "done"}
 GET_FULL = 'detail: "full"'
+COMPACT_SUBJECT_CHARS = 160
+"""A compact row shows this much of a subject; the rest is named in ``omitted``."""
+ROW_COLUMNS = ("id", "subject", "from", "received", "flags")
+OPTIONAL_COLUMNS = ("categories", "folder")
+"""Columns a compact table has only when a row of the page has a value for them."""
 
 
 def person(value: Any) -> str | None:
@@ -95,7 +101,7 @@ def flags_of(message: Mapping[str, Any]) -> list[str]:
     if message.get("isDraft") is True:
         flags.append("draft")
     if message.get("importance") in ("high", "low"):
-        flags.append(f"{message['importance']} importance")
+        flags.append(f"{message['importance']}-importance")
     return flags
 
 
@@ -118,13 +124,40 @@ def compact_message(
         out["received"] = received
     flags = flags_of(message)
     if flags:
-        out["flags"] = flags
+        out["flags"] = " ".join(flags)
     categories = message.get("categories")
     if isinstance(categories, list) and categories:
         out["categories"] = categories
     if folder is not None:
         out["folder"] = folder
     return out
+
+
+def table(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Compact rows as one header and value lists: the keys are paid once per result.
+
+    ``subject`` is cut to COMPACT_SUBJECT_CHARS (``omitted`` says so); a missing value is
+    "" (flags) or null.
+    """
+    columns = list(ROW_COLUMNS)
+    columns += [c for c in OPTIONAL_COLUMNS if any(c in row for row in rows)]
+    values = []
+    for row in rows:
+        line = [row.get(column) for column in columns]
+        subject = line[1]
+        if isinstance(subject, str) and len(subject) > COMPACT_SUBJECT_CHARS:
+            line[1] = subject[:COMPACT_SUBJECT_CHARS] + "…"
+        line[4] = line[4] or ""
+        values.append(line)
+    return {"columns": columns, "messages": values}
+
+
+def long_subjects(rows: list[dict[str, Any]]) -> int:
+    return sum(
+        1
+        for row in rows
+        if isinstance(row.get("subject"), str) and len(row["subject"]) > COMPACT_SUBJECT_CHARS
+    )
 
 
 def _flag_details(message: Mapping[str, Any]) -> Iterable[str]:
