@@ -60,6 +60,16 @@ class MailboxZone:
 UTC_ZONE = MailboxZone("UTC", UTC)
 
 
+class ZoneChoice:
+    """The zone in use and where it came from (account_status says both)."""
+
+    __slots__ = ("source", "zone")
+
+    def __init__(self, zone: MailboxZone, source: str) -> None:
+        self.zone = zone
+        self.source = source
+
+
 @cache
 def resolve_zone(name: str) -> MailboxZone | None:
     """The zone an Outlook or IANA name means, or None when it is not one we know."""

@@ -19,12 +19,11 @@ import trio
 
 from mfconnector.errors import GraphError, ToolError, ToolInputError
 from mfconnector.graph.urls import quote_segment
-from mfconnector.timezones import UTC_ZONE, MailboxZone, resolve_zone
+from mfconnector.timezones import UTC_ZONE, MailboxZone, ZoneChoice, resolve_zone
 from mfconnector.tools.base import ToolContext
 
 __all__ = [
     "Mailbox",
-    "ZoneInfoRecord",
     "bound_scope",
     "folder_names",
     "mailbox_of",
@@ -110,27 +109,19 @@ def prefer_header(zone: MailboxZone, *, text_bodies: bool = False) -> dict[str, 
     return {"Prefer": ", ".join(parts)}
 
 
-@dataclass(frozen=True, slots=True)
-class ZoneInfoRecord:
-    """The zone in use and where it came from (for account_status)."""
-
-    zone: MailboxZone
-    source: str
-
-
 async def mailbox_zone(ctx: ToolContext, mailbox: Mailbox) -> MailboxZone:
     return (await zone_record(ctx, mailbox)).zone
 
 
-async def zone_record(ctx: ToolContext, mailbox: Mailbox) -> ZoneInfoRecord:
+async def zone_record(ctx: ToolContext, mailbox: Mailbox) -> ZoneChoice:
     """``--time-zone``, else the mailbox's ``timeZone`` (read once), else UTC."""
     if ctx.time_zone:
         zone = resolve_zone(ctx.time_zone)
         if zone is not None:
-            return ZoneInfoRecord(zone, "--time-zone")
+            return ZoneChoice(zone, "--time-zone")
     cached = ctx.state.zones.get(mailbox.path)
     if cached is not None:
-        return ZoneInfoRecord(cached, "mailboxSettings")
+        return cached
     graph = await ctx.graph()
     try:
         answer = await graph.get_json(
@@ -138,20 +129,23 @@ async def zone_record(ctx: ToolContext, mailbox: Mailbox) -> ZoneInfoRecord:
         )
     except GraphError as error:
         if error.retry_safe:  # a passing failure: ask again next time
-            return ZoneInfoRecord(UTC_ZONE, "UTC (mailboxSettings did not answer)")
-        ctx.state.zones.put(mailbox.path, UTC_ZONE)
-        return ZoneInfoRecord(
+            return ZoneChoice(UTC_ZONE, "UTC (mailboxSettings did not answer; asked again later)")
+        choice = ZoneChoice(
             UTC_ZONE,
             f"UTC (mailboxSettings unreadable: {error.code or error.status}; "
             "grant MailboxSettings.Read or pass --time-zone)",
         )
+        ctx.state.zones.put(mailbox.path, choice)
+        return choice
     body = answer.body if isinstance(answer.body, dict) else {}
     name = body.get("timeZone", body.get("value"))
     zone = resolve_zone(name) if isinstance(name, str) else None
-    ctx.state.zones.put(mailbox.path, zone or UTC_ZONE)
     if zone is None:
-        return ZoneInfoRecord(UTC_ZONE, f"UTC (unknown mailbox zone {str(name)[:60]!r})")
-    return ZoneInfoRecord(zone, "mailboxSettings")
+        choice = ZoneChoice(UTC_ZONE, f"UTC (unknown mailbox zone {str(name)[:60]!r})")
+    else:
+        choice = ZoneChoice(zone, "mailboxSettings")
+    ctx.state.zones.put(mailbox.path, choice)
+    return choice
 
 
 def _is_folder_id(value: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
-from mfconnector.timezones import MailboxZone
+from mfconnector.timezones import ZoneChoice
 
 __all__ = ["BoundedCache", "ReadState"]
 
@@ -49,7 +49,7 @@ class ReadState:
     """Per-process memory of the read tools, keyed by mailbox path (``/me``, ``/users/x``)."""
 
     def __init__(self) -> None:
-        self.zones: BoundedCache[str, MailboxZone] = BoundedCache(MAX_CACHED_ZONES)
+        self.zones: BoundedCache[str, ZoneChoice] = BoundedCache(MAX_CACHED_ZONES)
         self.folder_names: BoundedCache[tuple[str, str], str] = BoundedCache(MAX_CACHED_FOLDERS)
         """(mailbox, folder id) -> display name."""
         self.folder_ids: BoundedCache[tuple[str, str], str] = BoundedCache(MAX_CACHED_FOLDERS)
