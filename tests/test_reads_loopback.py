@@ -710,6 +710,51 @@ async def test_the_name_search_is_bounded(graph: LoopbackServer) -> None:
     assert "Projects/Contoso" in error["hint"]
 
 
+@pytest.mark.parametrize(
+    ("position", "found"),
+    [
+        (LIMITS.folder_scan_requests - 1, True),
+        (LIMITS.folder_scan_requests, True),
+        (LIMITS.folder_scan_requests + 1, False),
+    ],
+)
+async def test_folder_scan_requests_limit(
+    graph: LoopbackServer, position: int, found: bool
+) -> None:
+    """The folder sought sits under the parent the search reaches with request ``position``."""
+    parents = [long_id("wide", i) for i in range(30)]
+    target = long_id("target", position)
+    graph.route(
+        "GET",
+        "/v1.0/me/mailFolders",
+        Reply.json(
+            {
+                "value": [
+                    {"id": p, "displayName": f"F{i}", "childFolderCount": 1}
+                    for i, p in enumerate(parents)
+                ]
+            }
+        ),
+    )
+    for index, parent in enumerate(parents):
+        children = []
+        if index + 2 == position:  # request 1 lists the top level, request k+2 parent k
+            children = [{"id": target, "displayName": "Needle", "childFolderCount": 0}]
+        graph.route(
+            "GET",
+            f"/v1.0/me/mailFolders/{segment(parent)}/childFolders",
+            Reply.json({"value": children}),
+        )
+    graph.route(
+        "GET", f"/v1.0/me/mailFolders/{segment(target)}/messages", Reply.json({"value": []})
+    )
+    async with tools_on(graph) as tools:
+        result = await tools.call("mail_list", {"folder": "Needle"})
+    assert result["isError"] is (not found)
+    folder_requests = [r for r in graph.requests if not r.path.endswith("/messages")]
+    assert len(folder_requests) <= LIMITS.folder_scan_requests
+
+
 # --- shared mailboxes and other drives -------------------------------------------------------
 
 
