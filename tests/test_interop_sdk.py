@@ -348,9 +348,13 @@ def read_operations(ids: list[str]) -> list[tuple[str, dict[str, Any]]]:
         ("mail_read", {"message_id": first, "detail": "full"}),
         ("mail_read", {"message_ids": ids[:3], "max_response_bytes": 16_384}),
         ("mail_attachment", {"message_id": first}),
-        ("mail_list", {"mailbox": "shared@contoso.com", "limit": 5}),
+        ("mail_list", {"mailbox": "support@contoso.onmicrosoft.com", "limit": 5}),
         ("files_list", {"site": "Marketing/Documents", "limit": 5}),
     ]
+
+
+ANSWERED_WITHOUT_GRAPH_SITES = {"files_list"}
+"""The demo has no SharePoint site search: its site lookup is an error result."""
 
 
 async def call_every_read_operation(call_tool: Any, mode: str) -> None:
@@ -364,6 +368,8 @@ async def call_every_read_operation(call_tool: Any, mode: str) -> None:
         check_result(name, result, mode)
         if mode == "live":
             assert result.is_error is True, (name, arguments)
+        elif name not in ANSWERED_WITHOUT_GRAPH_SITES:
+            assert result.structured_content is not None, (name, arguments, result.content)
 
 
 # --- checks on the recorded wire --------------------------------------------------------
