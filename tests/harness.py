@@ -162,7 +162,7 @@ def rows(data: dict[str, Any], key: str = "messages") -> list[dict[str, Any]]:
     """The items of a list result as objects, whether full or a compact table.
 
     A compact mail list is ``{"columns": [...], "messages": [[...], ...]}``; its rows come
-    back keyed by column (only the values the row has).
+    back keyed by column (only the values the row has: a row may stop early).
     """
     items = data[key]
     if key != "messages" or "columns" not in data:
@@ -170,6 +170,7 @@ def rows(data: dict[str, Any], key: str = "messages") -> list[dict[str, Any]]:
     columns = data["columns"]
     out = []
     for values in items:
-        assert isinstance(values, list) and len(values) == len(columns)
-        out.append({c: v for c, v in zip(columns, values, strict=True) if v not in (None, "")})
+        assert isinstance(values, list) and len(values) <= len(columns)
+        assert not values or values[-1] not in (None, ""), "a row ends at its last value"
+        out.append({c: v for c, v in zip(columns, values, strict=False) if v not in (None, "")})
     return out
