@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mfconnector.demo import demo_fixture_path  # noqa: E402
+from mfconnector.emulator import Emulator  # noqa: E402
 from mfconnector.limits import DEFAULT_LIMITS  # noqa: E402
 from mfconnector.textconv import html_to_text  # noqa: E402
 
@@ -43,28 +43,20 @@ def compact(value: Any) -> bytes:
 
 def demo_ids() -> dict[str, Any]:
     """The demo's longest HTML message (and its text length) and its 10,001-character text
-    file, found by content."""
-    doc = json.loads(demo_fixture_path().read_text(encoding="utf-8"))
-    longest_html, longest, html = "", -1, ""
-    text_file = ""
-    for entry in doc["responses"]:
-        path = entry["request"].get("path") or ""
-        body = entry["response"].get("json")
-        if not isinstance(body, dict):
-            continue
-        if path.startswith("/me/messages/") and path.count("/") == 3:
-            content = body.get("body") or {}
-            if content.get("contentType") == "html" and len(content.get("content", "")) > longest:
-                longest_html, longest = body["id"], len(content["content"])
-                html = content["content"]
-        if path == "/me/drive/root:/Documents/Notes de réunion – Tōkyō.txt":
-            text_file = body["id"]
-    if not longest_html or not text_file:
-        raise SystemExit("the demo data no longer has the messages this script reads")
+    file, found by content in a fresh emulator (ids as ``Prefer: IdType="ImmutableId"``)."""
+    tenant = Emulator().tenant
+    mailbox = tenant.mailbox("me")
+    assert mailbox is not None
+    html_messages = [m for m in mailbox.messages.values() if m.body_type == "html"]
+    longest = max(html_messages, key=lambda m: (len(m.body), m.immutable_id))
+    drive = tenant.drives[tenant.personal_drive[mailbox.user_id]]
+    text_file = drive.by_path("/Documents/Notes de réunion – Tōkyō.txt")
+    if text_file is None:
+        raise SystemExit("the demo data no longer has the file this script reads")
     return {
-        "long_message": longest_html,
-        "long_message_chars": len(html_to_text(html)),
-        "text_file": text_file,
+        "long_message": longest.immutable_id,
+        "long_message_chars": len(html_to_text(longest.body)),
+        "text_file": text_file.id,
     }
 
 

@@ -27,13 +27,15 @@ __all__ = ["build_parser", "main"]
 EXIT_OK = 0
 EXIT_USAGE = 2
 FIXTURE_TOKEN = "fixture-token-not-a-secret"
-"""Fixture mode still sends a bearer token, so the same header code path runs."""
+"""Demo and fixture modes still send a bearer token, so the same header code path runs."""
 
 
 def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--demo", action="store_true", help="serve the bundled demo mailbox and drive"
+        "--demo",
+        action="store_true",
+        help="serve the demo mailbox and drive (an in-memory Graph emulator; no account)",
     )
     source.add_argument("--fixtures", metavar="PATH", help="serve canned Graph responses from PATH")
     parser.add_argument(
@@ -118,21 +120,33 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
 
     token_provider: TokenProvider
     user_path = "/me"
-    if args.demo or args.fixtures:
+    if args.demo:
+        from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
+        from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
+
+        mode = "demo"
+        token_provider = StaticTokenProvider(FIXTURE_TOKEN, account=DEMO_ACCOUNT)
+
+        def make() -> GraphClient:
+            from mfconnector.demo import demo_transport
+            from mfconnector.graph.client import GraphClient
+
+            return GraphClient(
+                token_provider=token_provider,
+                limits=limits,
+                root=DEFAULT_GRAPH_ROOT,
+                transport=demo_transport(),
+            )
+
+        source: str | None = DEMO_SOURCE
+        all_files = True  # the demo has no scopes to grant: it shows every read
+    elif args.fixtures:
         from mfconnector.graph.fixtures import load_fixtures
 
-        if args.demo:
-            from mfconnector.demo import demo_fixture_path
-
-            path = demo_fixture_path()
-            mode = "demo"
-        else:
-            path = args.fixtures
-            mode = "fixtures"
-        fixture_set = load_fixtures(path, limits=limits)
-        # The demo has no scopes to grant: it shows every read, other drives included.
-        all_files = mode == "demo" or bool(getattr(args, "auth_all_files", None))
-        token_provider = StaticTokenProvider(FIXTURE_TOKEN, account="demo account (fixtures)")
+        mode = "fixtures"
+        fixture_set = load_fixtures(args.fixtures, limits=limits)
+        all_files = bool(getattr(args, "auth_all_files", None))
+        token_provider = StaticTokenProvider(FIXTURE_TOKEN, account="fixture account")
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
@@ -145,7 +159,7 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
                 transport=FixtureTransport(fixture_set),
             )
 
-        source: str | None = str(path)
+        source = str(args.fixtures)
     else:
         mode = "live"
         source = None

@@ -1,32 +1,25 @@
-"""Where the bundled demo mailbox and drive live, so ``--demo`` needs no account and no path.
+"""The demo tenant behind ``--demo``: the in-memory Graph emulator, no account, no files.
 
-A wheel ships the file as package data (``mfconnector/_demo/demo.json``, put there by the
-hatch ``force-include`` rule); a source checkout or editable install has it at
-``fixtures/demo.json`` beside the package directory instead.
+The emulator's data is generated in the package (``mfconnector/emulator/seed.py``), so a
+wheel needs no data files for the demo, and every start serves the same mailbox. Nothing
+is imported here until the first tool call builds the Graph client.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mfconnector.errors import FixtureError
+if TYPE_CHECKING:
+    from mfconnector.emulator.transport import EmulatorTransport
 
-__all__ = ["demo_fixture_path"]
+__all__ = ["DEMO_ACCOUNT", "DEMO_SOURCE", "demo_transport"]
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+DEMO_ACCOUNT = "demo account (emulator)"
+DEMO_SOURCE = "built-in Graph emulator (mfconnector.emulator)"
 
 
-def demo_fixture_path() -> Path:
-    """The demo fixture file: the packaged copy first, then the source checkout's."""
-    candidates = (
-        _PACKAGE_DIR / "_demo" / "demo.json",
-        _PACKAGE_DIR.parent / "fixtures" / "demo.json",
-    )
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    looked = " and ".join(str(candidate) for candidate in candidates)
-    raise FixtureError(
-        f"the bundled demo mailbox is missing (looked for {looked}); "
-        "reinstall mfconnector, or pass a fixture file of your own"
-    )
+def demo_transport() -> EmulatorTransport:
+    """A fresh emulator at the httpx transport seam: its state lives as long as it does."""
+    from mfconnector.emulator.transport import EmulatorTransport
+
+    return EmulatorTransport()

@@ -119,8 +119,49 @@ def _rows(listing: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(columns, values, strict=False)) for values in listing.get("messages", [])]
 
 
+def _address(sender: str) -> str:
+    """``Name <address>`` (a compact row's sender) as the address alone."""
+    return sender.rsplit("<", 1)[-1].rstrip(">") if "<" in sender else sender
+
+
 def _section(out: IO[str], title: str) -> None:
     out.write(f"\n== {title} " + "=" * max(0, WIDTH - len(title) - 4) + "\n")
+
+
+def _longest_word(messages: list[dict[str, Any]]) -> str:
+    """A word nobody chose in advance: the longest in the listed subjects."""
+    words = [
+        word.strip(".,:;!?()[]\"'–-")
+        for message in messages
+        for word in str(message.get("subject") or "").split()
+    ]
+    words = [word for word in words if word.isalpha() and word.isascii()]
+    return max(words, key=lambda word: (len(word), word)) if words else "budget"
+
+
+def _unscripted_search_and_filter(
+    client: _Client, out: IO[str], newest: list[dict[str, Any]]
+) -> None:
+    """A search and a filter built from whatever the listing returned: the demo is a
+    mailbox that answers any query, not a recording of a few."""
+    word = _longest_word(newest)
+    _section(out, f"A search nobody scripted (mail_search query={word!r})")
+    found, is_error = client.call("mail_search", query=word, limit=5)
+    for message in _rows(found):
+        out.write(f"    {message['received'][:10]}  {_short(message.get('subject'), 70)}\n")
+    out.writelines(line + "\n" for line in _skipped_lines(found, is_error))
+    sender = next((_address(m["from"]) for m in newest if m.get("from")), None)
+    if sender is None:
+        return
+    _section(out, f"A filter nobody scripted (mail_list from={sender}, has_attachments)")
+    filtered, is_error = client.call(
+        "mail_list", folder="inbox", **{"from": sender}, has_attachments=True, limit=5
+    )
+    for message in _rows(filtered):
+        out.write(f"    {message['received'][:10]}  {_short(message.get('subject'), 70)}\n")
+    if not filtered["messages"]:
+        out.write("    (none: that sender sent nothing with attachments)\n")
+    out.writelines(line + "\n" for line in _skipped_lines(filtered, is_error))
 
 
 def _tour(client: _Client, out: IO[str]) -> None:
@@ -166,8 +207,10 @@ def _tour(client: _Client, out: IO[str]) -> None:
         for message in _rows(more):
             out.write(f"    {message['received']}  {_short(message.get('subject'), 60)}\n")
 
+    _unscripted_search_and_filter(client, out, _rows(listing))
+
     _section(out, "Reading a long message (mail_read)")
-    search, _ = client.call("mail_search", query="launch", limit=25)
+    search, _ = client.call("mail_search", query="transcript OR retrospective", limit=25)
     shown = False
     for message in _rows(search):
         read, is_error = client.call("mail_read", message_id=message["id"])
@@ -203,7 +246,8 @@ def _tour(client: _Client, out: IO[str]) -> None:
     out.write(
         "Every answer was bounded (≤ 50 items, ≤ 10,000 characters of text), said exactly what\n"
         "it left out and how to get it, and carried no download URL. Add the server to your MCP\n"
-        "client with `mfconnector --demo` to try it, or sign in (`mfconnector login`) for real.\n"
+        "client with `mfconnector --demo` (an in-memory mailbox that answers any query) to try\n"
+        "it, or sign in (`mfconnector login`) for real.\n"
     )
 
 

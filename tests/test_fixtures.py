@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mfconnector import demo
 from mfconnector.errors import FixtureError
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import (
@@ -30,7 +29,9 @@ from mfconnector.limits import DEFAULT_LIMITS
 
 ROOT = DEFAULT_GRAPH_ROOT
 REPO = Path(__file__).resolve().parent.parent
-DEMO = REPO / "fixtures" / "demo.json"
+DEMO = REPO / "fixtures" / "canned.json"
+"""The 0.1 demo recording, kept as canned test data for fixture mode (``--demo`` is the
+emulator since 0.2)."""
 DOWNLOAD = (
     "https://contoso-my.sharepoint.com/personal/adelev_contoso_onmicrosoft_com/_layouts/15/"
     "download.aspx?UniqueId=1234&Translate=false&tempauth=FAKE.SECRET&ApiVersion=2.0"
@@ -893,7 +894,7 @@ def test_any_bytes_load_or_refuse(tmp_path_factory: pytest.TempPathFactory, data
     _loads_or_refuses(path, b'{"responses": [' + data + b"]}")
 
 
-# --- the demo mailbox and drive -----------------------------------------------------------
+# --- the canned mailbox and drive (fixtures/canned.json) ---------------------------------
 
 
 def test_demo_file_is_within_the_limit() -> None:
@@ -901,31 +902,16 @@ def test_demo_file_is_within_the_limit() -> None:
 
 
 def test_demo_is_what_the_generator_builds(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location("build_demo", REPO / "fixtures" / "build_demo.py")
+    spec = importlib.util.spec_from_file_location(
+        "build_canned", REPO / "fixtures" / "build_canned.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "build_demo", module)  # dataclasses look it up
+    monkeypatch.setitem(sys.modules, "build_canned", module)  # dataclasses look it up
     spec.loader.exec_module(module)
     first = module.build()
     assert first == DEMO.read_bytes()
     assert module.build() == first  # no state carried between runs
-
-
-def test_demo_fixture_path_finds_the_checkout_copy() -> None:
-    assert demo.demo_fixture_path() == DEMO
-
-
-def test_demo_fixture_path_prefers_packaged_copy_and_explains_absence(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    package = tmp_path / "site-packages" / "mfconnector"
-    package.mkdir(parents=True)
-    monkeypatch.setattr(demo, "_PACKAGE_DIR", package)
-    with pytest.raises(FixtureError, match="bundled demo mailbox is missing"):
-        demo.demo_fixture_path()
-    (package / "_demo").mkdir()
-    (package / "_demo" / "demo.json").write_text("{}", encoding="utf-8")
-    assert demo.demo_fixture_path() == package / "_demo" / "demo.json"
 
 
 def test_demo_folders(demo_doc: dict[str, Any]) -> None:

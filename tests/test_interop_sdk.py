@@ -1,7 +1,7 @@
 """Interop: the official MCP Python SDK (``mcp`` 2.3.0) as the client of the real server process.
 
 Every test spawns ``sys.executable -m mfconnector`` (live mode, not signed in, with a private
-empty HOME; and, where the bundled demo mailbox is present, ``--demo`` too) through the SDK's
+empty HOME; and ``--demo``, the built-in Graph emulator) through the SDK's
 own ``stdio_client`` over real pipes, and drives it with the SDK's client classes. A small
 recording wrapper around that transport keeps every JSON-RPC message in both directions, so
 the tests can also check the wire fields the SDK's typed models hide (``resultType`` has a
@@ -91,23 +91,7 @@ fallback (``simple_arguments``) cannot build."""
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def demo_available() -> bool:
-    try:
-        from mfconnector.demo import demo_fixture_path
-
-        demo_fixture_path()
-    except Exception:
-        return False
-    return True
-
-
-SERVER_MODES = [
-    "live",
-    pytest.param(
-        "demo",
-        marks=pytest.mark.skipif(not demo_available(), reason="demo mailbox not bundled yet"),
-    ),
-]
+SERVER_MODES = ["live", "demo"]
 
 
 # --- the real server through the SDK's stdio transport, recorded ----------------------
@@ -341,7 +325,7 @@ def read_operations(ids: list[str]) -> list[tuple[str, dict[str, Any]]]:
         ("mail_list", {"limit": 5, "detail": "full"}),
         ("mail_list", {"triage": True, "limit": 5}),
         ("mail_list", {"thread_of": first, "limit": 5}),
-        ("mail_list", {"folder": "Inbox/Projects", "limit": 5}),
+        ("mail_list", {"folder": "Projects/Contoso Launch", "limit": 5}),
         ("mail_folders", {"parent": "inbox"}),
         ("mail_search", {"query": "launch", "detail": "full", "limit": 3}),
         ("mail_read", {"message_id": first, "unique_body": True}),

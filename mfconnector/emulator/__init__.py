@@ -1,0 +1,22 @@
+"""An in-memory Microsoft Graph (mail and files) for the demo and for tests.
+
+``--demo`` serves it; ``EmulatorTransport`` plugs it in at httpx's transport seam. The
+pieces, one concern each:
+
+- ``seed``: the demo tenant's data, generated deterministically (``docbuild`` builds its
+  Office and PDF files, ``ids`` its ids of real length);
+- ``model``: mailboxes, messages, attachments, drives, items, and their Graph JSON;
+- ``odata`` and ``kql``: ``$filter``/``$orderby``/``$select``/``$top``/``$skip``/``$count``
+  and ``$search``;
+- ``mail_routes``, ``mail_writes``, ``drive_routes``, ``downloads``: the endpoints;
+- ``errors``: Graph's error answers; ``core``: requests, dispatch, fault knobs;
+- ``transport``: the httpx adapter.
+
+What it supports and refuses: ``docs/EMULATOR.md``.
+"""
+
+from __future__ import annotations
+
+from mfconnector.emulator.core import Emulator, Fault
+
+__all__ = ["Emulator", "Fault"]

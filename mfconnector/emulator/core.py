@@ -1,0 +1,301 @@
+"""The emulator's request model and its dispatcher: one Graph request in, one answer out.
+
+``Emulator.handle`` takes what arrived on the wire (method, URL, headers, body) and
+returns an ``Answer``; the httpx adapter (``transport``) does nothing else. Routing is by
+the decoded path after the Graph root: ``/me`` or ``/users/{id|upn}`` then mail, mailbox
+settings or drive routes; ``/drives/{id}`` for any drive. Requests to a download host
+(the URLs ``/content`` redirects to) are answered here too, and refused if they carry a
+bearer token.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+from mfconnector.emulator import ids
+from mfconnector.emulator.errors import GraphHttpError
+from mfconnector.emulator.kql import SearchIndex
+from mfconnector.emulator.model import GRAPH, Drive, Mailbox
+from mfconnector.emulator.seed import DEMO_NOW, Tenant, build_tenant
+
+__all__ = ["Answer", "Call", "Emulator", "Fault", "Prefer"]
+
+_PREFER_PART = re.compile(r'\s*([A-Za-z.\-]+)\s*(?:=\s*("[^"]*"|[^,\s]*))?\s*')
+_BEARER = re.compile(r"^Bearer\s+\S+", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Prefer:
+    """What the ``Prefer`` header asked for (several values, comma-separated)."""
+
+    immutable_ids: bool = False
+    text_body: bool = False
+    time_zone: str | None = None
+    max_page_size: int | None = None
+
+    @classmethod
+    def parse(cls, values: list[str]) -> Prefer:
+        found: dict[str, str] = {}
+        for value in values:
+            for part in value.split(","):
+                match = _PREFER_PART.fullmatch(part)
+                if match:
+                    found[match.group(1).lower()] = (match.group(2) or "").strip('"')
+        page = found.get("odata.maxpagesize", "")
+        return cls(
+            immutable_ids=found.get("idtype", "").lower() == "immutableid",
+            text_body=found.get("outlook.body-content-type", "").lower() == "text",
+            time_zone=found.get("outlook.timezone") or None,
+            max_page_size=int(page) if page.isdigit() and int(page) > 0 else None,
+        )
+
+
+@dataclass
+class Call:
+    """One request as the routes see it."""
+
+    method: str
+    path: str
+    """Percent-decoded, after the Graph root: ``/me/messages/AAkALg...``."""
+    raw_path: str
+    """As sent (still encoded), for building nextLinks on the same address."""
+    query: dict[str, str]
+    headers: dict[str, str]
+    """Lower-case names."""
+    body: bytes
+    prefer: Prefer
+    now: datetime
+
+    def json_body(self) -> dict[str, Any]:
+        if not self.body.strip():
+            return {}
+        try:
+            value = json.loads(self.body)
+        except (ValueError, UnicodeDecodeError):
+            raise GraphHttpError(
+                400,
+                "BadRequest",
+                "Unable to read JSON request payload. Please ensure "
+                "Content-Type header is set and payload is of valid JSON format.",
+            ) from None
+        if not isinstance(value, dict):
+            raise GraphHttpError(400, "BadRequest", "The request body must be a JSON object.")
+        return value
+
+    def next_link(self, **changes: str) -> str:
+        query = dict(self.query)
+        query.update(changes)
+        encoded = "&".join(
+            f"{quote(key, safe='')}={quote(value, safe='')}" for key, value in query.items()
+        )
+        return f"{GRAPH}{self.raw_path}?{encoded}"
+
+
+@dataclass
+class Answer:
+    status: int
+    json: Any = None
+    content: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Fault:
+    """An injected failure: the next ``times`` matching requests answer ``status``."""
+
+    status: int
+    times: int = 1
+    retry_after: str | None = None
+    path_contains: str = ""
+    method: str | None = None
+    code: str | None = None
+    message: str | None = None
+
+    def matches(self, method: str, path: str) -> bool:
+        return (
+            self.times > 0
+            and self.path_contains in path
+            and (self.method is None or self.method.upper() == method)
+        )
+
+    def error(self) -> GraphHttpError:
+        defaults = {
+            429: ("TooManyRequests", "Please retry again later."),
+            503: ("ServiceUnavailable", "Service Unavailable"),
+            504: ("GatewayTimeout", "Gateway Timeout"),
+            401: ("InvalidAuthenticationToken", "Access token has expired or is not yet valid."),
+        }
+        code, message = defaults.get(self.status, ("generalException", "General failure."))
+        headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
+        if self.status == 401:
+            headers["WWW-Authenticate"] = _CHALLENGE
+        return GraphHttpError(
+            self.status, self.code or code, self.message or message, headers=headers
+        )
+
+
+_CHALLENGE = (
+    'Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/'
+    'authorize", client_id="00000003-0000-0000-c000-000000000000"'
+)
+
+Route = Callable[["Emulator", Call, list[str]], Answer]
+
+
+class Emulator:
+    """An in-memory Microsoft Graph for the demo tenant. State lives as long as the object.
+
+    Knobs for tests and benches (never used by ``--demo`` itself): ``add_fault`` makes the
+    next matching requests fail with 429/503/401; ``tenant`` is the live state.
+    """
+
+    def __init__(self, tenant_factory: Callable[[], Tenant] = build_tenant) -> None:
+        self._factory = tenant_factory
+        self._tenant: Tenant | None = None
+        self.faults: list[Fault] = []
+        self.requests = 0
+        self._ticks = itertools.count(1)
+        self.indexes: dict[str, SearchIndex] = {}
+        self.filter_views: dict[str, tuple[int, dict[str, Any]]] = {}
+
+    @property
+    def tenant(self) -> Tenant:
+        if self._tenant is None:
+            self._tenant = self._factory()
+        return self._tenant
+
+    def add_fault(self, status: int, **options: Any) -> Fault:
+        fault = Fault(status, **options)
+        self.faults.append(fault)
+        return fault
+
+    def now(self) -> datetime:
+        """The emulator's clock: the demo's "now", one second further at each write."""
+        return DEMO_NOW + timedelta(seconds=next(self._ticks))
+
+    def index(self, mailbox: Mailbox) -> SearchIndex:
+        return self.indexes.setdefault(mailbox.user_id, SearchIndex())
+
+    def me(self) -> Mailbox:
+        found = self.tenant.mailbox("me")
+        assert found is not None
+        return found
+
+    # --- the entry point -----------------------------------------------------------
+
+    def handle(self, method: str, url: str, headers: dict[str, str], body: bytes) -> Answer:
+        self.requests += 1
+        request_id = ids.guid(f"request:{self.requests}")
+        try:
+            answer = self._route(method.upper(), url, headers, body)
+        except GraphHttpError as error:
+            answer = error_answer(error, request_id, headers.get("client-request-id"))
+        answer.headers.setdefault("request-id", request_id)
+        answer.headers.setdefault("client-request-id", headers.get("client-request-id", request_id))
+        return answer
+
+    def _route(self, method: str, url: str, headers: dict[str, str], body: bytes) -> Answer:
+        from mfconnector.emulator import downloads
+
+        parts = urlsplit(url)
+        root = urlsplit(GRAPH)
+        if parts.hostname != root.hostname:
+            return downloads.serve(self, method, parts, headers)
+        if not parts.path.startswith(root.path + "/") and parts.path != root.path:
+            raise GraphHttpError(400, "BadRequest", "Invalid version.")
+        if not _BEARER.match(headers.get("authorization", "")):
+            raise GraphHttpError(
+                401,
+                "InvalidAuthenticationToken",
+                "Access token is empty.",
+                headers={"WWW-Authenticate": _CHALLENGE},
+            )
+        raw_path = parts.path[len(root.path) :] or "/"
+        path = unquote(raw_path)
+        for fault in self.faults:
+            if fault.matches(method, path):
+                fault.times -= 1
+                raise fault.error()
+        call = Call(
+            method=method,
+            path=path,
+            raw_path=raw_path,
+            query=decode_query(parts.query),
+            headers=headers,
+            body=body,
+            prefer=Prefer.parse([v for k, v in headers.items() if k == "prefer"]),
+            now=self.now() if method != "GET" else DEMO_NOW,
+        )
+        return self.dispatch(call)
+
+    def dispatch(self, call: Call) -> Answer:
+        from mfconnector.emulator import drive_routes, mail_routes
+
+        segments = [s for s in call.path.split("/") if s != ""]
+        if not segments:
+            raise GraphHttpError(400, "BadRequest", "Invalid request.")
+        head = segments[0]
+        if head == "drives" and len(segments) >= 2:
+            drive = self.tenant.drives.get(segments[1])
+            if drive is None:
+                raise GraphHttpError(404, "itemNotFound", "The drive could not be found.")
+            return drive_routes.route(self, call, drive, segments[2:])
+        if head == "me":
+            mailbox, rest = self.me(), segments[1:]
+        elif head == "users" and len(segments) >= 2:
+            found = self.tenant.mailbox(segments[1])
+            if found is None:
+                raise GraphHttpError(
+                    404, "ErrorInvalidUser", f"The requested user '{segments[1][:100]}' is invalid."
+                )
+            mailbox, rest = found, segments[2:]
+        else:
+            raise GraphHttpError(
+                400, "BadRequest", f"Resource not found for the segment '{head[:100]}'."
+            )
+        if rest and rest[0] == "drive":
+            return drive_routes.route(self, call, self.drive_of(mailbox), rest[1:])
+        if rest and rest[0] == "drives" and len(rest) == 1 and call.method == "GET":
+            drive = self.drive_of(mailbox)
+            return Answer(
+                200, {"@odata.context": f"{GRAPH}/$metadata#drives", "value": [drive.json()]}
+            )
+        return mail_routes.route(self, call, mailbox, rest)
+
+    def drive_of(self, mailbox: Mailbox) -> Drive:
+        drive_id = self.tenant.personal_drive.get(mailbox.user_id)
+        if drive_id is None:
+            raise GraphHttpError(
+                404, "itemNotFound", "The user's OneDrive has not been provisioned."
+            )
+        return self.tenant.drives[drive_id]
+
+
+def decode_query(raw: str) -> dict[str, str]:
+    """``%XX`` decoding only: a ``+`` stays a ``+``, as Graph reads query strings."""
+    out: dict[str, str] = {}
+    for part in raw.split("&"):
+        if not part:
+            continue
+        key, _, value = part.partition("=")
+        out[unquote(key)] = unquote(value)
+    return out
+
+
+def error_answer(error: GraphHttpError, request_id: str, client_request_id: str | None) -> Answer:
+    inner: dict[str, Any] = {
+        "date": DEMO_NOW.strftime("%Y-%m-%dT%H:%M:%S"),
+        "request-id": request_id,
+        "client-request-id": client_request_id or request_id,
+    }
+    if error.inner_code:
+        inner["code"] = error.inner_code
+    body = {"error": {"code": error.code, "message": error.message, "innerError": inner}}
+    return Answer(error.status, json=body, headers=dict(error.headers))

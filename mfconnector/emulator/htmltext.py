@@ -1,0 +1,74 @@
+"""HTML to plain text the way Outlook's ``Prefer: outlook.body-content-type="text"`` does it.
+
+Deliberately not the connector's own converter (``mfconnector.textconv``): the emulator
+plays the server, and a test that compared the connector's conversion with itself would
+prove nothing. Outlook drops ``head``, ``style`` and ``script``, writes block boundaries
+and ``<br>`` as CRLF, keeps link text, and collapses runs of whitespace inside a line.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+__all__ = ["html_to_text", "preview"]
+
+_BLOCKS = frozenset(
+    {"p", "div", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table", "hr"}
+)
+_SKIPPED = frozenset({"head", "style", "script", "title"})
+_SPACES = re.compile(r"[ \t\r\n\f\v]+")
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self.line: list[str] = []
+        self.skipping = 0
+
+    def _break(self) -> None:
+        text = _SPACES.sub(" ", "".join(self.line)).strip()
+        self.lines.append(text)
+        self.line = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIPPED:
+            self.skipping += 1
+        elif tag == "br" or tag in _BLOCKS:
+            self._break()
+        elif tag in ("td", "th"):
+            self.line.append(" ")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br" or tag == "hr":
+            self._break()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIPPED:
+            self.skipping = max(0, self.skipping - 1)
+        elif tag in _BLOCKS:
+            self._break()
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.line.append(data)
+
+
+def html_to_text(html: str) -> str:
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    parser._break()
+    lines: list[str] = []
+    for line in parser.lines:
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\r\n".join(lines) + ("\r\n" if lines else "")
+
+
+def preview(text: str) -> str:
+    """``bodyPreview``: the first 255 characters of the text body, whitespace folded."""
+    return _SPACES.sub(" ", text).strip()[:255]
