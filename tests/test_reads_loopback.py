@@ -674,6 +674,17 @@ async def test_a_folder_path_is_walked_once_and_remembered(graph: LoopbackServer
     assert len(graph.requests_to(f"/v1.0/me/mailFolders/{segment(CONTOSO_ID)}/messages")) == 2
 
 
+async def test_a_long_id_with_a_slash_is_an_id_not_a_path(graph: LoopbackServer) -> None:
+    folder = long_id("folder", 9)[:60] + "/" + long_id("folder", 10)[:60]
+    graph.route(
+        "GET", f"/v1.0/me/mailFolders/{segment(folder)}/messages", Reply.json({"value": []})
+    )
+    async with tools_on(graph) as tools:
+        data = await tools.data("mail_list", {"folder": folder})
+    assert data["messages"] == []
+    assert [r.path for r in graph.requests] == [f"/v1.0/me/mailFolders/{segment(folder)}/messages"]
+
+
 async def test_an_ambiguous_name_lists_the_candidates(graph: LoopbackServer) -> None:
     folder_tree(graph)
     async with tools_on(graph) as tools:

@@ -52,6 +52,8 @@ GRAPH_WELL_KNOWN_FOLDERS = frozenset(
 )
 MIN_FOLDER_ID_CHARS = 32
 """Outlook folder ids are over 100 characters; a shorter word is a folder name or a path."""
+LONG_ID_CHARS = 100
+"""An id this long is an id even with a ``/`` in it (standard base64), never a path."""
 FOLDER_PAGE = 100
 """Folders asked for per request while resolving a name (Graph's default page is 10)."""
 MAX_FOLDER_PATH_DEPTH = 10
@@ -157,7 +159,7 @@ async def resolve_folder(ctx: ToolContext, mailbox: Mailbox, value: str, argumen
     lowered = value.lower()
     if lowered in GRAPH_WELL_KNOWN_FOLDERS:
         return lowered
-    if _is_folder_id(value) and "/" not in value.strip("/"):
+    if _is_folder_id(value) and ("/" not in value.strip("/") or len(value) >= LONG_ID_CHARS):
         return quote_segment(value)
     parts = [part.strip() for part in value.strip().strip("/").split("/")]
     if not parts or any(not part for part in parts) or len(parts) > MAX_FOLDER_PATH_DEPTH:
