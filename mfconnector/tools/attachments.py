@@ -29,12 +29,6 @@ from mfconnector.tools.common import (
 from mfconnector.tools.content import NOT_READABLE_YET, extract_text, readable_as
 from mfconnector.tools.listing import list_result
 from mfconnector.tools.mail import mail_prefixes
-from mfconnector.tools.mail_read import (
-    ATTACHMENT_FIELDS,
-    ATTACHMENT_SELECT,
-    attachment_kind,
-    readable_body,
-)
 from mfconnector.tools.mailbox import (
     Mailbox,
     bound_scope,
@@ -43,6 +37,12 @@ from mfconnector.tools.mailbox import (
     prefer_header,
 )
 from mfconnector.tools.messages import COMPACT_READ_FIELDS, compact_message
+from mfconnector.tools.reading import (
+    ATTACHMENT_FIELDS,
+    ATTACHMENT_SELECT,
+    attachment_kind,
+    readable_body,
+)
 
 __all__ = ["MAIL_ATTACHMENT"]
 
