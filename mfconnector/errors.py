@@ -25,6 +25,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "LOGIN_HINT",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "UNSUPPORTED_PROTOCOL_VERSION",
@@ -39,6 +40,12 @@ __all__ = [
     "ToolError",
     "ToolInputError",
 ]
+
+LOGIN_HINT = (
+    "run `mfconnector login` in a terminal (with the same --tenant/--cloud/--all-files "
+    "settings as the server), then retry"
+)
+"""What to do when Graph refuses the token; shared by the Graph and auth layers."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

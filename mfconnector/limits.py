@@ -60,8 +60,41 @@ class Limits:
     """Longest single Retry-After honoured; longer answers fail fast with the wait."""
     graph_retry_total_seconds: float = 45.0
     """Longest total wait across retries of one call."""
+    graph_close_seconds: float = 1.0
+    """Longest a response may take to close (shielded from cancellation) before it is dropped."""
+    graph_inflate_step_bytes: int = 65_536
+    """Most decoded bytes one ``decompress`` call may produce (a gzip bomb never lands whole)."""
+    graph_stream_finish_steps: int = 8
+    """Most reads spent finishing a half-read response stream after stopping early."""
+    graph_stream_finish_seconds: float = 1.0
+    """Longest time spent finishing a half-read response stream after stopping early."""
+    graph_error_message_chars: int = 500
+    """Most characters of Graph's own error message kept in ours."""
+    graph_error_nesting_depth: int = 8
+    """Most nested ``innerError`` levels read for the specific error code."""
+    retry_after_reported_max_seconds: float = 86_400.0
+    """Longest wait an error repeats back; longer Retry-After values read as a day."""
+    challenge_header_chars: int = 8_192
+    """Most characters of a ``WWW-Authenticate`` header parsed (and of one of its values)."""
+    claims_challenge_chars: int = 8_192
+    """Longest base64 claims challenge decoded."""
     fixture_file_bytes: int = 2_000_000
     """Largest fixture file read at start-up."""
+
+    html_nesting_depth: int = 256
+    """Deepest element nesting an HTML body may open before it is read as plain words:
+    HTML5 parsers (lexbor included) check scope over the open elements at each tag,
+    so their cost is tags x depth. Browsers stop nesting at 512."""
+
+    # --- tool arguments (published in the input schemas of tools/list) -------------------
+    query_chars: int = 500
+    """Longest search text (mail KQL, drive search)."""
+    path_chars: int = 1_024
+    """Longest folder name or id, and longest drive path."""
+    outlook_id_chars: int = 1_024
+    """Longest Outlook message id accepted (real ones are 150-200 characters)."""
+    drive_id_chars: int = 400
+    """Longest drive item id accepted (real ones are 20-40 characters)."""
 
     # --- results shown to the assistant ------------------------------------------------
     list_items: int = 50
@@ -76,6 +109,12 @@ class Limits:
     """Most bytes a list's items may cost on the wire, counted as structured content plus
     its text copy, both escaped as sent; past it a list stops early with a cursor. The
     rest of ``response_bytes`` is left for the envelope and the ``skipped`` record."""
+    cursor_chars: int = 4_096
+    """Longest continuation cursor issued or accepted (published as the ``cursor`` maxLength)."""
+    skipped_paths_listed: int = 10
+    """``skipped.removed`` counts every removal but names only this many paths."""
+    argument_errors_listed: int = 3
+    """Most problems named when arguments fail the tool's schema."""
     tools_list_bytes: int = 8_192
     """Budget for the compact JSON of the whole ``tools`` array of ``tools/list``."""
     batch_read_ids: int = 10

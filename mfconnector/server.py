@@ -80,8 +80,11 @@ class McpServer:
 
     def __init__(self, tools: Sequence[Tool], context: ToolContext) -> None:
         self._tools = {tool.name: tool for tool in tools}
-        self._definitions = [tool.definition() for tool in tools]
-        self._schemas = {tool.name: json.dumps(tool.input_schema, sort_keys=True) for tool in tools}
+        limits = context.limits
+        self._definitions = [tool.definition(limits) for tool in tools]
+        self._schemas = {
+            tool.name: json.dumps(tool.input_schema_for(limits), sort_keys=True) for tool in tools
+        }
         self._context = context
         self._legacy_version: str | None = None
         self._tools_list_json = {
@@ -221,7 +224,9 @@ class McpServer:
         tool = self._tools.get(name)
         if tool is None:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
-        problems = argument_errors(self._schemas[name], arguments)
+        problems = argument_errors(
+            self._schemas[name], arguments, self._context.limits.argument_errors_listed
+        )
         if problems:
             message = f"Invalid arguments for {name}: " + "; ".join(problems)
             if era.version == OLDEST_ERA_WITH_PROTOCOL_ARGUMENT_ERRORS:

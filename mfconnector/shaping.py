@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from mfconnector.errors import ToolInputError
+from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
     "Skipped",
@@ -26,8 +27,6 @@ __all__ = [
     "strip_secrets",
 ]
 
-MAX_LISTED_PATHS = 10
-"""``skipped.removed`` counts every removal but names only the first few paths."""
 SECRET_KEY_SUFFIXES = ("downloadurl",)
 SECRET_KEYS = frozenset({"contentbytes", "thumbnails", "@odata.nextlink", "@odata.deltalink"})
 SECRET_MARKERS = ("tempauth=", "access_token=", "sig=")
@@ -119,7 +118,7 @@ class Skipped:
         if self.removed:
             out["removed"] = {
                 "count": len(self.removed),
-                "paths": self.removed[:MAX_LISTED_PATHS],
+                "paths": self.removed[: DEFAULT_LIMITS.skipped_paths_listed],
                 "why": "download URLs, thumbnail URLs and attachment bytes are never returned",
             }
         return out
@@ -237,10 +236,19 @@ def shape_item(
     max_chars: int,
     max_items: int,
 ) -> dict[str, Any]:
-    """Strip secrets (reported), keep the asked-for fields, then bound strings and lists."""
+    """Keep the asked-for fields, strip secrets (reported), then bound strings and lists.
+
+    A download URL or attachment bytes Graph sent anyway, although the tool did not ask
+    for them, are reported as removed; a field the tool never returns is not looked into,
+    so a link inside it cannot make a result look incomplete.
+    """
     if not isinstance(item, Mapping):
         skipped.fields.append({"path": path, "reason": "Graph returned a non-object item"})
         return {}
-    clean = strip_secrets(item, skipped, path)
-    bounded: dict[str, Any] = _bound(pick(clean, fields), skipped, path, max_chars, max_items)
+    picked = pick(item, fields)
+    for key in item:
+        if key not in picked and is_secret_key(str(key)):
+            skipped.removed.append(f"{path}.{key}" if path else str(key))
+    clean = strip_secrets(picked, skipped, path)
+    bounded: dict[str, Any] = _bound(clean, skipped, path, max_chars, max_items)
     return bounded

@@ -1,106 +1,198 @@
-"""HTML mail bodies to plain text, with the standard library's HTML parser.
+"""HTML mail bodies to plain text, parsed by lexbor (selectolax) and walked without recursion.
 
 Graph honours ``Prefer: outlook.body-content-type="text"`` most of the time; when a body
-still arrives as HTML, this keeps the words and the paragraph breaks and drops markup,
-scripts, styles and comments. Entities are decoded by the parser itself.
+still arrives as HTML, this keeps the words, paragraph and line breaks, list items, table
+rows (cells joined by `` | ``) and link targets (``text (https://...)``), and drops
+markup, scripts, styles and comments. Credential-bearing links are then cut out by
+``shaping.redact_text``, like any URL in text.
 
-The body is untrusted and up to 2 MB, and Python's ``HTMLParser`` rescans unfinished
-constructs (``<a<a<a…``, an unclosed ``<!--``), which is quadratic. ``_defuse`` first makes
-every ``<`` either the start of a tag that closes before the next ``<`` or a literal
-``&lt;``, in one linear pass, so the parser never has an unfinished construct to rescan.
-Declarations other than a doctype (CDATA, ``<![if mso]>``) are dropped up to the next
-``>``, as HTML5 reads them. Anything the parser still rejects falls back to a linear tag
-strip.
+The body is untrusted and up to 2 MB. lexbor is a C implementation of the HTML5 parsing
+algorithm (the browsers' error recovery: unclosed tags, stray ``<``, bogus comments), and
+the walk below follows sibling and parent pointers, never recursing. One thing is not
+linear in any HTML5 parser: scope checks walk the stack of open elements at each tag, so
+``<div>`` nested 100,000 deep costs minutes. A linear scan first bounds how deep the
+markup can nest; past ``Limits.html_nesting_depth`` the body is read as plain words
+(tags removed, entities decoded), which loses its layout but none of its text.
+Figures: bench/textconv_bench.py and bench/README.md.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from html.parser import HTMLParser
+from typing import Any
+
+from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = ["html_to_text"]
 
-BLOCK_TAGS = frozenset(
+PARAGRAPH_TAGS = frozenset(
     {
-        "p", "div", "br", "tr", "li", "ul", "ol", "table", "blockquote", "pre", "hr",
-        "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "header", "footer",
+        "p", "table", "ul", "ol", "dl", "blockquote", "pre", "hr", "h1", "h2", "h3", "h4",
+        "h5", "h6", "section", "article", "header", "footer", "address", "figure", "form",
+        "fieldset", "main", "nav", "aside",
     }
 )  # fmt: skip
-HIDDEN_TAGS = frozenset({"script", "style", "head", "title", "template"})
+"""Elements set apart by a blank line."""
+LINE_TAGS = frozenset({"div", "tr", "li", "dt", "dd", "caption", "figcaption"})
+"""Elements that start and end a line."""
+HIDDEN_TAGS = frozenset({"script", "style", "head", "title", "template", "noscript", "-comment"})
+CELL_TAGS = frozenset({"td", "th"})
+LINK_SCHEMES = ("http://", "https://", "mailto:")
+"""Link targets worth showing; ``cid:``, ``#anchor`` and ``javascript:`` are not."""
+VOID_TAGS = frozenset(
+    {
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+        "source", "track", "wbr", "keygen",
+    }
+)  # fmt: skip
+OPTIONAL_END_TAGS = frozenset(
+    {
+        "p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option",
+        "optgroup", "rt", "rp", "colgroup", "caption", "html", "head", "body",
+    }
+)  # fmt: skip
+"""Elements the parser closes by itself when a sibling starts: they never nest deep."""
+_TAG_NAME = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]{0,31})")
 _ANY_TAG = re.compile(r"<[^<>]*>")
+_SPACES = re.compile(r"[ \t\r\f\v\xa0]+")
+_LINE_EDGES = re.compile(r" *\n *")
+_BLANK_LINES = re.compile(r"\n{3,}")
 
 
-class _TextCollector(HTMLParser):
+class _Text:
+    """The output being written, with the state that places separators."""
+
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
-        self._hidden = 0
+        self.pending = 0
+        """Line breaks owed before the next text (the largest one asked for wins)."""
+        self.cells_in_row = 0
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in HIDDEN_TAGS:
-            self._hidden += 1
-        elif tag in BLOCK_TAGS:
-            self.parts.append("\n- " if tag == "li" else "\n")
+    def write(self, text: str) -> None:
+        if self.pending:
+            if not text.strip():
+                return  # source whitespace between blocks
+            if self.parts:
+                self.parts.append("\n" * self.pending)
+            self.pending = 0
+        self.parts.append(text)
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag in HIDDEN_TAGS:
-            self._hidden = max(0, self._hidden - 1)
-        elif tag in BLOCK_TAGS and tag != "li":
-            self.parts.append("\n")
+    def line_break(self, count: int) -> None:
+        self.pending = max(self.pending, count)
 
-    def handle_data(self, data: str) -> None:
-        if not self._hidden:
-            self.parts.append(data)
+    def enter(self, node: Any, tag: str) -> None:
+        if tag in PARAGRAPH_TAGS:
+            self.line_break(2)
+        elif tag in LINE_TAGS:
+            self.line_break(1)
+            if tag == "li":
+                self.write("- ")
+            elif tag == "tr":
+                self.cells_in_row = 0
+        elif tag in CELL_TAGS:
+            if self.cells_in_row:
+                self.write(" | ")
+            self.cells_in_row += 1
+        elif tag == "br":
+            self.pending = min(self.pending + 1, 2)
+
+    def leave(self, node: Any, tag: str, start: int) -> None:
+        if tag == "a":
+            self._link_target(node, start)
+        elif tag in PARAGRAPH_TAGS:
+            self.line_break(2)
+        elif tag in LINE_TAGS:
+            self.line_break(1)
+        elif tag == "img":
+            alt = (node.attributes.get("alt") or "").strip()
+            if alt:
+                self.write(f"[{alt}]")
+
+    def _link_target(self, node: Any, start: int) -> None:
+        href = (node.attributes.get("href") or "").strip()
+        if not href.lower().startswith(LINK_SCHEMES):
+            return
+        shown = "".join(self.parts[start:]).strip()
+        target = href.removeprefix("mailto:")
+        if shown and shown != target and shown != href:
+            self.write(f" ({href})")
+        elif not shown:
+            self.write(f"{href} ")
 
 
-def _defuse(markup: str) -> str:
-    """Drop complete comments and escape every ``<`` that opens nothing complete (linear)."""
-    out: list[str] = []
-    pos = 0
-    next_gt = next_comment_end = -2  # -2: not looked yet; -1: none left in the text
-    while (lt := markup.find("<", pos)) >= 0:
-        out.append(markup[pos:lt])
-        if markup.startswith("<!--", lt):
-            if next_comment_end != -1 and next_comment_end < lt + 4:
-                next_comment_end = markup.find("-->", lt + 4)
-            if next_comment_end >= 0:
-                pos = next_comment_end + 3
-                continue
-        elif markup.startswith("<!", lt) and not markup.startswith("<!doctype", lt, lt + 9):
-            # CDATA, <![if ...]> and other declarations: a bogus comment up to the next
-            # ">", as HTML5 reads them (the stdlib would scan for "]]>" each time).
-            if next_gt != -1 and next_gt < lt + 1:
-                next_gt = markup.find(">", lt + 1)
-            pos = next_gt + 1 if next_gt >= 0 else len(markup)
+def may_nest_deeper_than(markup: str, depth: int) -> bool:
+    """Whether ``markup`` may nest elements more than ``depth`` deep (one linear scan).
+
+    An upper bound: each end tag closes at most one open element of its own name (a
+    stray one closes nothing); void elements and those the parser closes by itself are
+    not counted. The scan stops as soon as the bound passes ``depth``, so hostile
+    nesting is caught after ``depth`` tags.
+    """
+    open_by_name: dict[str, int] = {}
+    level = 0
+    for match in _TAG_NAME.finditer(markup):
+        name = match.group(2).lower()
+        if name in VOID_TAGS or name in OPTIONAL_END_TAGS:
             continue
+        if match.group(1):
+            if open_by_name.get(name):
+                open_by_name[name] -= 1
+                level -= 1
         else:
-            if next_gt != -1 and next_gt < lt + 1:
-                next_gt = markup.find(">", lt + 1)
-            following_lt = markup.find("<", lt + 1, next_gt if next_gt >= 0 else None)
-            if next_gt >= 0 and following_lt < 0:
-                out.append(markup[lt : next_gt + 1])
-                pos = next_gt + 1
-                continue
-        out.append("&lt;")
-        pos = lt + 1
-    out.append(markup[pos:])
-    return "".join(out)
+            open_by_name[name] = open_by_name.get(name, 0) + 1
+            level += 1
+            if level > depth:
+                return True
+    return False
 
 
-def _strip_tags(markup: str) -> str:
-    return html.unescape(_ANY_TAG.sub(" ", markup))
+def html_to_text(markup: str, max_depth: int = DEFAULT_LIMITS.html_nesting_depth) -> str:
+    """The readable text of an HTML body: words, line structure and link targets.
+
+    Markup that may nest deeper than ``max_depth`` is read as plain words instead.
+    """
+    if may_nest_deeper_than(markup, max_depth):
+        return _tidy(html.unescape(_ANY_TAG.sub(" ", markup)))
+    from selectolax.lexbor import LexborHTMLParser  # on first use: off the start-up path
+
+    tree = LexborHTMLParser(markup)
+    out = _Text()
+    top = tree.body if tree.body is not None else tree.root
+    if top is None:
+        return ""
+    node: Any = top.first_child
+    starts: list[int] = []
+    """Output position at which each open element began (for its link text)."""
+    while node is not None:
+        tag = node.tag
+        if tag == "-text":
+            out.write(node.text_content or "")
+            child = None
+        elif tag in HIDDEN_TAGS or not node.is_element_node:
+            child = None
+        else:
+            out.enter(node, tag)
+            starts.append(len(out.parts))
+            child = node.first_child
+        if child is not None:
+            node = child
+            continue
+        if tag not in HIDDEN_TAGS and node.is_element_node:
+            out.leave(node, tag, starts.pop())
+        # no child: move to the next sibling, closing every parent left behind
+        while node is not None and node.next is None:
+            node = node.parent
+            if node is None or node.mem_id == top.mem_id:
+                node = None
+                break
+            out.leave(node, node.tag, starts.pop())
+        if node is not None:
+            node = node.next
+    return _tidy("".join(out.parts))
 
 
-def html_to_text(markup: str) -> str:
-    collector = _TextCollector()
-    try:
-        collector.feed(_defuse(markup))
-        collector.close()
-        text = "".join(collector.parts)
-    except Exception:  # the parser's own assertions on malformed markup: keep the words
-        text = _strip_tags(markup)
-    text = text.replace("\xa0", " ")
-    text = re.sub(r"[ \t\r\f\v]+", " ", text)
-    text = re.sub(r" *\n *", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+def _tidy(text: str) -> str:
+    text = _SPACES.sub(" ", text)
+    text = _LINE_EDGES.sub("\n", text)
+    return _BLANK_LINES.sub("\n\n", text).strip()

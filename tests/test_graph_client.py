@@ -18,7 +18,6 @@ import zlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from email.utils import formatdate
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,9 +25,10 @@ import pytest
 import trio
 import trio.testing
 from loopback import LoopbackServer, RecordedRequest, Reply
+from shared_paths import GRAPH_SAMPLES
 
-from mfconnector.auth.errors import LOGIN_HINT
 from mfconnector.errors import (
+    LOGIN_HINT,
     AuthError,
     GraphError,
     GraphThrottledError,
@@ -40,7 +40,7 @@ from mfconnector.graph.body import parse_json_strict
 from mfconnector.graph.client import Download, GraphClient, GraphResponse
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 
-SAMPLES = Path("/work/shared/graph-samples")
+SAMPLES = GRAPH_SAMPLES
 CAP = DEFAULT_LIMITS.graph_body_bytes
 FAST = dataclasses.replace(
     DEFAULT_LIMITS,
@@ -296,7 +296,7 @@ async def test_gzip_bomb_never_expands_past_the_cap(graph: LoopbackServer) -> No
     match = re.search(r"decoded ([\d,]+) bytes from ([\d,]+) compressed", str(caught.value))
     assert match, caught.value
     decoded = int(match.group(1).replace(",", ""))
-    assert CAP < decoded <= CAP + 65_536
+    assert CAP < decoded <= CAP + DEFAULT_LIMITS.graph_inflate_step_bytes
     assert peak < 3 * CAP  # 50 MB if inflated unbounded; the cap plus working buffers here
 
 

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from shared_paths import GRAPH_SAMPLES
 
 from mfconnector.errors import GraphError, GraphThrottledError, GraphTimeoutError
 from mfconnector.graph.errors import (
     LOGIN_HINT,
-    MESSAGE_CHARS,
     bearer_challenge,
     clean_text,
     connection_error,
@@ -25,8 +25,10 @@ from mfconnector.graph.errors import (
     graph_error_from_response,
     parse_retry_after,
 )
+from mfconnector.limits import DEFAULT_LIMITS
 
-SAMPLES = Path("/work/shared/graph-samples")
+SAMPLES = GRAPH_SAMPLES
+MESSAGE_CHARS = DEFAULT_LIMITS.graph_error_message_chars
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
@@ -316,6 +318,7 @@ def test_any_json_error_object_maps(error_object: dict[str, Any]) -> None:
         ("0", 0.0),
         ("-5", 0.0),
         ("1e3", 1000.0),
+        ("86399", 86_399.0),  # retry_after_reported_max_seconds at L-1, L, L+1
         ("86400", 86_400.0),
         ("86401", 86_400.0),
         ("1e300", 86_400.0),
@@ -385,3 +388,47 @@ def test_connection_errors_never_carry_library_text(
     assert text in str(error)
     assert error.retry_safe
     assert str(exc) not in str(error)
+
+
+# --- limits at L-1, L, L+1 --------------------------------------------------------------
+
+
+def claims_of_length(length: int) -> str:
+    """Base64 of a JSON object, exactly ``length`` characters (a multiple of 4)."""
+    filler = "a" * (length * 3 // 4 - len('{"x":""}'))
+    value = base64.b64encode(('{"x":"' + filler + '"}').encode()).decode()
+    assert len(value) == length
+    return value
+
+
+def test_claims_challenge_chars() -> None:
+    limit = DEFAULT_LIMITS.claims_challenge_chars
+    assert decode_claims(claims_of_length(limit - 4)) is not None  # base64 comes in fours
+    assert decode_claims(claims_of_length(limit)) is not None
+    assert decode_claims(claims_of_length(limit) + "=") is None
+
+
+def test_challenge_header_chars() -> None:
+    limit = DEFAULT_LIMITS.challenge_header_chars
+    prefix = 'Bearer error="'
+    for length, whole in ((limit - 1, True), (limit, True), (limit + 1, False)):
+        value = "e" * (length - len(prefix) - 1)
+        header = prefix + value + '"'
+        assert len(header) == length
+        parsed = bearer_challenge({"www-authenticate": header}).get("error")
+        assert (parsed == value) is whole, length  # past the limit, only a prefix is read
+
+
+def nested_error(depth: int) -> dict[str, Any]:
+    """An error whose specific code sits ``depth`` innerError levels down."""
+    inner: dict[str, Any] = {"code": "deepestCode"}
+    for _ in range(depth - 1):
+        inner = {"code": "1", "innerError": inner}
+    return {"error": {"code": "outer", "message": "m", "innerError": inner}}
+
+
+def test_graph_error_nesting_depth() -> None:
+    depth = DEFAULT_LIMITS.graph_error_nesting_depth
+    for levels, found in ((depth - 1, True), (depth, True), (depth + 1, False)):
+        error = error_for(400, nested_error(levels))
+        assert (error.extra.get("innerCode") == "deepestCode") is found, levels

@@ -19,35 +19,81 @@ from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import parse_fixtures
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, redact_text, strip_secrets
-from mfconnector.textconv import html_to_text
+from mfconnector.textconv import html_to_text, may_nest_deeper_than
 
-# Each of these took from seconds to minutes with the quadratic versions (a 2 MB body is
-# allowed); a generous bound catches a return of that without timing anything finely.
+# Each of these took from seconds to minutes with quadratic converters (a 2 MB body is
+# allowed, and every HTML5 parser checks scope over the open elements at each tag); a
+# generous bound catches a return of that without timing anything finely.
 NO_STALL_SECONDS = 30
-HOSTILE_HTML = {
-    "unclosed tags": "<a" * 300_000,
-    "unclosed comments": "<!--" * 150_000,
-    "bad marked section": "<p>hello <![ world</p>" * 20_000,
-    "unclosed quotes": '<a b="' * 100_000,
-    "unclosed CDATA": "<![CDATA[>" * 190_000,
-    "conditional sections": "<![if x>" * 240_000,
+DEPTH = DEFAULT_LIMITS.html_nesting_depth
+HOSTILE_HTML: dict[str, tuple[str, str]] = {
+    # name: (markup, the text a reader gets)
+    "unclosed tags": ("<a" * 300_000, "<a" * 300_000),
+    "unclosed comments": ("<!--" * 150_000, ""),
+    "bad marked section": ("<p>hello <![ world</p>" * 20_000, "\n\n".join(["hello"] * 20_000)),
+    "unclosed quotes": ('<a b="' * 100_000, '<a b="' * 100_000),
+    "unclosed CDATA": ("<![CDATA[>" * 190_000, ""),
+    "conditional sections": ("<![if x>" * 240_000, ""),
+    "deep nesting": ("<div>" * 100_000 + "deep" + "</div>" * 100_000, "deep"),
+    "1 MB of <": ("<" * 1_000_000, "<" * 1_000_000),
+    "many attributes": ("<p " + 'a="1" ' * 150_000 + ">text</p>", "text"),
+    "unclosed formatting": ("<b><i><u>x" * 50_000, " ".join(["x"] * 50_000)),
+    "nested tables": ("<table><tr><td>" * 30_000 + "cell", "cell"),
+    "deep, then wide": ("<div>" * DEPTH + "<div>x</div>" * 150_000, " ".join(["x"] * 150_000)),
 }
+
 HOSTILE_TEXT = "a" * 500_000 + " see http://example.com/x"
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_HTML))
-def test_hostile_html_converts_without_error(name: str) -> None:
-    text = html_to_text(HOSTILE_HTML[name])
-    assert isinstance(text, str)
+async def test_hostile_html_reads_as_its_text_without_stalling(name: str) -> None:
+    markup, expected = HOSTILE_HTML[name]
+    with trio.fail_after(NO_STALL_SECONDS):  # a hang guard, not a timing
+        text = await trio.to_thread.run_sync(html_to_text, markup, abandon_on_cancel=True)
+    assert text == expected
 
 
 def test_malformed_markup_keeps_its_words() -> None:
-    # A declaration that is not a doctype is a bogus comment up to the next ">" (HTML5).
+    # Declarations that are not a doctype are bogus comments up to the next ">" (HTML5).
     assert html_to_text("<p>hello <![ world</p>") == "hello"
-    assert html_to_text("<p>a</p><![if !supportLists]>- <![endif]>item") == "a\n- item"
+    assert html_to_text("<p>a</p><![if !supportLists]>- <![endif]>item") == "a\n\n- item"
     assert html_to_text("<![CDATA[ a < b ]]>shown") == "shown"
-    assert html_to_text("<b>x</b> &amp; <a<b>y") == "x & <ay"
+    assert html_to_text("<b>x</b> &amp; <a<b>y") == "x & y"  # "<a<b>" is one tag in HTML5
     assert html_to_text("<!-- hidden --><p>shown</p><script>evil()</script>") == "shown"
+    assert html_to_text("a < b, c <= d") == "a < b, c <= d"
+
+
+def test_links_lists_and_tables_stay_readable() -> None:
+    markup = (
+        '<p>Read <a href="https://contoso.com/plan?a=1&amp;b=2">the plan</a>, write to '
+        '<a href="mailto:adele@contoso.com">adele@contoso.com</a> '
+        '<a href="#top">(top)</a> <img src="cid:logo" alt="Contoso"></p>'
+        "<ul><li>one</li><li>two</li></ul>"
+        "<table><tr><th>Region</th><th>Q1</th></tr><tr><td>North</td><td>1,200</td></tr></table>"
+        "line<br>break"
+    )
+    assert html_to_text(markup) == (
+        "Read the plan (https://contoso.com/plan?a=1&b=2), write to adele@contoso.com "
+        "(top) [Contoso]\n\n- one\n- two\n\nRegion | Q1\nNorth | 1,200\n\nline\nbreak"
+    )
+
+
+@pytest.mark.parametrize(
+    ("depth", "structured"), [(DEPTH - 1, True), (DEPTH, True), (DEPTH + 1, False)]
+)
+def test_html_nesting_depth_at_l_minus_1_l_and_l_plus_1(depth: int, structured: bool) -> None:
+    """Up to the limit, the HTML5 reading (link targets shown); past it, the plain words."""
+    link = '<a href="https://contoso.com/x">link</a>'
+    markup = "<div>" * (depth - 1) + link + "</div>" * (depth - 1)  # the <a> is one level
+    assert not may_nest_deeper_than(markup, depth) and may_nest_deeper_than(markup, depth - 1)
+    assert html_to_text(markup) == ("link (https://contoso.com/x)" if structured else "link")
+
+
+def test_credential_links_in_html_are_shown_then_cut_by_redaction() -> None:
+    """Link targets now reach the text, so a pre-authenticated one must be cut there."""
+    markup = '<a href="https://contoso.sharepoint.com/d?tempauth=SECRET">the file</a>'
+    text, count = redact_text(html_to_text(markup))
+    assert count == 1 and "SECRET" not in text and text.startswith("the file (")
 
 
 def test_graph_error_text_and_challenges_are_cut_before_any_pattern_runs() -> None:
@@ -90,7 +136,7 @@ async def session_serving(doc: dict[str, Any]) -> AsyncIterator[Any]:
 @pytest.mark.parametrize(
     "body",
     [
-        {"contentType": "html", "content": HOSTILE_HTML["unclosed tags"]},
+        {"contentType": "html", "content": HOSTILE_HTML["unclosed tags"][0]},
         {"contentType": "text", "content": HOSTILE_TEXT},
     ],
     ids=["html", "text"],

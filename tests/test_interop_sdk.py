@@ -92,6 +92,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 SERVER_MODES = ["live", "demo"]
+"""Both always run: a missing demo mailbox is a failure, never a skip."""
 
 
 # --- the real server through the SDK's stdio transport, recorded ----------------------

@@ -213,6 +213,7 @@ def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
     assert completed.returncode == 0
     assert "msal" not in imported
     assert "httpx" not in imported
+    assert "selectolax" not in imported  # loaded on the first HTML body
     # ...and a demo tool call still works, loading httpx then (but never msal).
     if mode:
         completed = subprocess.run(

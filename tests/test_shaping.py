@@ -148,9 +148,21 @@ def test_strip_secrets_keeps_clean_data_unchanged(value: Any) -> None:
         assert not skipped
 
 
-def test_strip_secrets_of_a_bare_secret_string_is_still_json() -> None:
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "https://x.sharepoint.com/a?tempauth=SECRET",
+        "see https://x.sharepoint.com/a?tempauth=SECRET now",
+        "https%3A%2F%2Fx.sharepoint.com%2Fa%3Ftempauth%3DSECRET",
+        "HTTPS://X.SHAREPOINT.COM/A?TEMPAUTH=SECRET",
+    ],
+)
+def test_strip_secrets_of_a_bare_secret_string_removes_the_secret(secret: str) -> None:
     skipped = Skipped()
-    json.dumps(strip_secrets("https://x.sharepoint.com/a?tempauth=S", skipped, "v"))
+    clean = strip_secrets(secret, skipped, "v")
+    text = json.dumps(clean)  # still JSON
+    assert "SECRET" not in text and "tempauth" not in text.lower()
+    assert skipped.removed == ["v"]
 
 
 def test_strip_secrets_examples() -> None:

@@ -48,10 +48,10 @@ from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixtures import FixtureSet, FixtureTransport, RepeatBody, load_fixtures
 from mfconnector.graph.urls import is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
-from mfconnector.shaping import MAX_LISTED_PATHS
 from mfconnector.textconv import html_to_text
 from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import ToolContext
+from mfconnector.tools.listing import cursor_scope
 
 ERAS = ["2026-07-28", "2025-11-25", "2025-06-18"]
 CANNED = Path(__file__).resolve().parent.parent / "fixtures" / "canned.json"
@@ -1031,12 +1031,12 @@ async def test_files_list_root_two_pages(era: str) -> None:
     ids = [i["id"] for i in first["items"] + second["items"]]
     assert ids == expected and len(set(ids)) == len(ids)
     # every file's download and thumbnail URLs were removed, and said so: all counted, the
-    # first MAX_LISTED_PATHS named
+    # first DEFAULT_LIMITS.skipped_paths_listed named
     for data in (first, second):
         removed = data["skipped"]["removed"]
         files = [index for index, item in enumerate(data["items"]) if "file" in item]
         assert removed["count"] >= len(files)
-        assert len(removed["paths"]) == min(removed["count"], MAX_LISTED_PATHS)
+        assert len(removed["paths"]) == min(removed["count"], DEFAULT_LIMITS.skipped_paths_listed)
         assert f"items[{files[0]}].@microsoft.graph.downloadUrl" in removed["paths"]
 
 
@@ -1223,14 +1223,16 @@ async def test_expired_token_answer_is_an_auth_hint(era: str) -> None:
 # --- cursors: tampered, foreign, another tool's -------------------------------------------------
 
 
-def decode(cursor: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+def cursor_payload(cursor: str) -> dict[str, Any]:
+    payload = cursor.partition(".")[0]
+    doc: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     return doc
 
 
-def encode(doc: dict[str, Any]) -> str:
+def with_payload(cursor: str, doc: dict[str, Any]) -> str:
+    """The cursor with its payload rewritten and its tag kept: what a forger can make."""
     raw = json.dumps(doc, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode() + "." + cursor.partition(".")[2]
 
 
 async def archive_cursor(client: DemoClient) -> str:
@@ -1242,46 +1244,70 @@ async def archive_cursor(client: DemoClient) -> str:
 async def test_tampered_cursors_are_refused_before_any_request(era: str) -> None:
     async with demo_client(era) as client:
         cursor = await archive_cursor(client)
-        doc = decode(cursor)
-        assert doc["s"] == "mail_list" and doc["u"].startswith("https://graph.microsoft.com/v1.0/")
+        doc = cursor_payload(cursor)
+        assert doc["t"] == "mail_list" and doc["u"].startswith("https://graph.microsoft.com/v1.0/")
+        payload, _, tag = cursor.partition(".")
         flipped = ("f" if cursor[0] != "f" else "g") + cursor[1:]
-        foreign_host = encode(
-            {**doc, "u": doc["u"].replace("graph.microsoft.com", "graph.evil.example")}
-        )
-        foreign_port = encode(
-            {**doc, "u": doc["u"].replace("graph.microsoft.com", "graph.microsoft.com:8443")}
-        )
-        userinfo = encode(
-            {**doc, "u": doc["u"].replace("https://", "https://graph.microsoft.com@evil.example/")}
-        )
-        plain_http = encode({**doc, "u": doc["u"].replace("https://", "http://")})
-        other_tool = encode({**doc, "s": "mail_search"})
-        other_path = encode({**doc, "u": "https://graph.microsoft.com/v1.0/me/drive/root/children"})
-        dotdot = encode(
-            {**doc, "u": doc["u"].replace("/me/mailFolders/", "/me/mailFolders/../drive/")}
-        )
+        forged = {
+            "another host": {**doc, "u": doc["u"].replace("graph.microsoft.com", "evil.example")},
+            "another path": {**doc, "u": "https://graph.microsoft.com/v1.0/me/drive/root/children"},
+            "another tool": {**doc, "t": "mail_search"},
+            "another offset": {**doc, "k": doc["k"] + 1},
+        }
         cases = {
-            "one character changed": (flipped, "not one mfconnector issued"),
-            "another host": (foreign_host, "Microsoft Graph"),
-            "another port": (foreign_port, "Microsoft Graph"),
-            "userinfo": (userinfo, "Microsoft Graph"),
-            "http": (plain_http, "Microsoft Graph"),
-            "another tool": (other_tool, "mail_search"),
-            "another listing": (other_path, "mail_list"),
-            "dot segments": (dotdot, "Microsoft Graph"),
-            "cut short": (cursor[:-1], "cursor"),
-            "not base64": ("%%%", "cursor"),
+            "one character changed": (flipped, "altered or cut short"),
+            "tag cut short": (cursor[:-2], "altered or cut short"),
+            "payload cut short": (payload[:-4] + "." + tag, "altered or cut short"),
+            "no tag": (payload, "altered or cut short"),
+            "not base64": ("%%%", "not a cursor's text"),
+            "an earlier run's": (
+                with_payload(cursor, {**doc, "i": "earlier"}),
+                "earlier run of the server",
+            ),
+            **{label: (with_payload(cursor, value), "altered") for label, value in forged.items()},
+            "other filters": (cursor, "other arguments"),
         }
         before = len(client.transport.requests)
         for label, (tampered, words) in cases.items():
-            error = await client.error("mail_list", {"folder": "archive", "cursor": tampered})
+            arguments = {"folder": "archive", "cursor": tampered}
+            if label == "other filters":
+                arguments["unread_only"] = True
+            result = await client.call("mail_list", arguments)
+            assert result["isError"] is True, label
+            error = json.loads(result["content"][0]["text"])["error"]
             assert error["kind"] == "invalid_input", label
             assert words in error["message"], (label, error["message"])
-            assert "cursor" in error["message"] or "cursor" in error.get("hint", ""), label
+            assert "cursor" in error["message"] and error["hint"], label
         assert len(client.transport.requests) == before, "a refused cursor must send nothing"
-        # the cursor of one tool is not accepted by another
+        # the cursor of one tool is not accepted by another, which names the right one
         error = await client.error("files_list", {"cursor": cursor})
-        assert "mail_list" in error["message"]
+        assert "belongs to `mail_list`" in error["message"]
+        assert len(client.transport.requests) == before
+        # the untampered cursor, alone or with the same arguments, is accepted
+        await client.structured("mail_list", {"cursor": cursor})
+        await client.structured("mail_list", {"cursor": cursor, "folder": "archive", "limit": 5})
+
+
+async def test_a_validly_signed_cursor_still_sends_the_token_only_to_graph() -> None:
+    """Belt and braces: even a cursor signed with the server's own key is refused when its
+    link leaves the Graph root (the key never leaves the process, but the check stays)."""
+    async with demo_client() as client:
+        cursor = await archive_cursor(client)
+        doc = cursor_payload(cursor)
+        before = len(client.transport.requests)
+        scope = cursor_scope(client.ctx, demo_set().graph_root)
+        for url in (
+            doc["u"].replace("graph.microsoft.com", "graph.evil.example"),
+            doc["u"].replace("https://", "http://"),
+            doc["u"].replace("graph.microsoft.com", "graph.microsoft.com:8443"),
+            doc["u"].replace("https://", "https://graph.microsoft.com@evil.example/"),
+            doc["u"].replace("/v1.0/", "/beta/"),
+        ):
+            signed = client.ctx.cursors.issue(
+                tool="mail_list", scope=scope, arguments={"folder": "archive"}, url=url
+            )
+            error = await client.error("mail_list", {"cursor": signed})
+            assert "does not point into Microsoft Graph" in error["message"], url
         assert len(client.transport.requests) == before
 
 
@@ -1301,6 +1327,16 @@ async def test_every_single_character_edit_of_a_cursor_stays_inside_graph() -> N
 
 
 # --- the isError / --allow-partial rule ----------------------------------------------------------
+
+
+def without_cursor(structured: dict[str, Any]) -> dict[str, Any]:
+    items = structured.get("skipped", {}).get("items")
+    if isinstance(items, dict) and isinstance(items.get("cursor"), str):
+        return {
+            **structured,
+            "skipped": {**structured["skipped"], "items": {**items, "cursor": "…"}},
+        }
+    return structured
 
 
 @pytest.mark.parametrize(
@@ -1324,8 +1360,12 @@ async def test_allow_partial_changes_only_is_error(
         blocked = await strict.call(tool, arguments)
     async with demo_client(era, allow_partial=True) as lenient:
         allowed = await lenient.call(tool, arguments)
-    assert allowed["structuredContent"] == blocked["structuredContent"]
-    assert allowed["content"] == blocked["content"]
+    # Each server process signs cursors with its own key: compare all but the cursor.
+    assert without_cursor(allowed["structuredContent"]) == without_cursor(
+        blocked["structuredContent"]
+    )
+    texts = [json.loads(result["content"][0]["text"]) for result in (allowed, blocked)]
+    assert without_cursor(texts[0]) == without_cursor(texts[1])
     incomplete = blocked["structuredContent"].get("incomplete") is True
     assert blocked["isError"] is incomplete
     assert allowed["isError"] is False

@@ -14,20 +14,24 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import pytest
 import trio
 from harness import MODERN, client_context, open_session, request, rows
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from loopback import LoopbackServer, RecordedRequest, Reply
 from mcp_schemas import assert_valid
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.graph.client import GraphClient
-from mfconnector.graph.cursor import encode_cursor
+from mfconnector.graph.cursor import canonical_link
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools import ALL_TOOLS
+from mfconnector.tools.base import ToolContext
+from mfconnector.tools.listing import cursor_scope
 
 FAST = dataclasses.replace(
     DEFAULT_LIMITS,
@@ -52,9 +56,10 @@ def elsewhere() -> Iterator[LoopbackServer]:
 
 
 class Caller:
-    def __init__(self, session: Any, allow_partial: bool) -> None:
+    def __init__(self, session: Any, allow_partial: bool, ctx: ToolContext) -> None:
         self.session = session
         self.allow_partial = allow_partial
+        self.ctx = ctx
         self._ids = 0
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -112,7 +117,7 @@ async def tools_on(
     )
     with trio.fail_after(TEST_SECONDS):
         async with client, open_session(context=ctx, limits=limits) as session:
-            yield Caller(session, allow_partial)
+            yield Caller(session, allow_partial, ctx)
 
 
 def query_of(recorded: RecordedRequest) -> dict[str, str]:
@@ -379,44 +384,146 @@ async def test_drive_paths_are_encoded_per_segment(graph: LoopbackServer) -> Non
     assert "$select" in query_of(graph.requests[0])
 
 
-# --- cursors that point elsewhere ---------------------------------------------------------------
+# --- cursors: accepted back whatever shape Graph chose, refused when changed ------------------
 
 
-def decode(cursor: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+def cursor_payload(cursor: str) -> dict[str, Any]:
+    payload = cursor.partition(".")[0]
+    doc: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     return doc
 
 
-def encode(doc: dict[str, Any]) -> str:
-    raw = json.dumps(doc, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-async def test_a_cursor_re_pointed_at_another_server_sends_nothing(
+async def test_a_signed_cursor_re_pointed_at_another_server_sends_nothing(
     graph: LoopbackServer, elsewhere: LoopbackServer
 ) -> None:
+    """Even a cursor signed with the server's own key: the token goes only under the root."""
     graph_collection(graph, "/v1.0/me/mailFolders/inbox/messages", messages(CAP + 1))
     elsewhere.route("GET", "/v1.0/me/mailFolders/inbox/messages", Reply.json({"value": []}))
     async with tools_on(graph) as tools:
         data = await tools.data("mail_list", {})
-        doc = decode(data["skipped"]["items"]["cursor"])
-        assert doc["u"].startswith(f"{graph.url}/v1.0/")
-        other_port = doc["u"].replace(graph.url, elsewhere.url)
+        url = cursor_payload(data["skipped"]["items"]["cursor"])["u"]
+        assert url.startswith(f"{graph.url}/v1.0/")
+        scope = cursor_scope(tools.ctx, f"{graph.url}/v1.0")
         cases = [
-            other_port,
-            doc["u"].replace("127.0.0.1", "localhost"),
-            doc["u"].replace("http://", "https://"),
-            doc["u"]
-            .replace("http://", f"http://127.0.0.1:{graph.port}@")
-            .replace(graph.url.removeprefix("http://"), elsewhere.url.removeprefix("http://"), 1),
-            doc["u"].replace("/v1.0/", "/beta/"),
+            url.replace(graph.url, elsewhere.url),
+            url.replace("127.0.0.1", "localhost"),
+            url.replace("http://", "https://"),
+            url.replace("http://", f"http://127.0.0.1:{graph.port}@").replace(
+                graph.url.removeprefix("http://"), elsewhere.url.removeprefix("http://"), 1
+            ),
+            url.replace("/v1.0/", "/beta/"),
         ]
-        for url in cases:
-            error = await tools.error("mail_list", {"cursor": encode({**doc, "u": url})})
+        for forged_url in cases:
+            signed = tools.ctx.cursors.issue(
+                tool="mail_list", scope=scope, arguments={}, url=forged_url
+            )
+            error = await tools.error("mail_list", {"cursor": signed})
             assert error["kind"] == "invalid_input"
-            assert "cursor" in error["message"]
+            assert "does not point into Microsoft Graph" in error["message"]
     assert elsewhere.requests == []
     assert len(graph.requests) == 1, "a refused cursor sends nothing, not even to Graph"
+
+
+GUID = "48d31887-5fad-4d73-a9f5-3c356e68a038"
+OUTLOOK_IDS = st.from_regex(r"\AAAMkAGI2[A-Za-z0-9_-]{100,140}=\Z")
+DRIVE_IDS = st.from_regex(r"\Ab![A-Za-z0-9_-]{64}\Z") | st.from_regex(r"\A[0-9A-F]{16}\Z")
+ITEM_IDS = st.from_regex(r"\A01[A-Z0-9]{32}\Z") | st.from_regex(r"\A[0-9A-F]{16}![0-9]{1,6}\Z")
+TOKENS = st.from_regex(r"\A[A-Za-z0-9_-]{8,200}(%3d){0,2}\Z")
+SEARCH_TEXT = st.text(
+    st.characters(categories=("L", "N"), include_characters=" -.,'"), min_size=1, max_size=40
+).map(lambda text: text.replace("'", "''"))
+NEXT_LINK_SHAPES = st.one_of(
+    st.builds("/me/messages?%24select=sender%2csubject&%24skip={}".format, st.integers(1, 10**5)),
+    st.builds(
+        "/me/mailFolders/{}/messages?%24top=50&%24skip={}".format,
+        st.sampled_from(["inbox", "archive"]) | OUTLOOK_IDS,
+        st.integers(1, 10**5),
+    ),
+    st.builds(
+        ("/users/" + GUID + "/mailFolders/{}/messages?$select=id&$skip={}").format,
+        OUTLOOK_IDS,
+        st.integers(1, 999),
+    ),
+    st.builds("/me/mailFolders/{}/childFolders?%24top=10&%24skip=10".format, OUTLOOK_IDS),
+    st.builds("/me/messages?%24search=%22{}%22&%24skiptoken={}".format, st.just("pizza"), TOKENS),
+    st.builds("/me/drive/root/children?%24top=2&%24skiptoken={}".format, TOKENS),
+    st.builds("/drives/{}/items/{}/children?$skiptoken={}".format, DRIVE_IDS, ITEM_IDS, TOKENS),
+    st.builds(
+        "/drives/{}/root/search(q='{}')?$skiptoken={}".format, DRIVE_IDS, SEARCH_TEXT, TOKENS
+    ),
+    st.builds("/me/drive/root/search(query='{}')&skipToken={}".format, SEARCH_TEXT, TOKENS),
+    st.builds(
+        (
+            "/sites/contoso.sharepoint.com," + GUID + "," + GUID + "/drive/items/{}/children"
+            "?%24select=id%2cname&%24skiptoken={}"
+        ).format,
+        ITEM_IDS,
+        TOKENS,
+    ),
+)
+"""Next links in the shapes Graph documents (list messages, mail folders, search, drive
+children by /me/drive, /drives/{id} and /sites/{id}, drive search with raw query text)."""
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(shape=NEXT_LINK_SHAPES, tool=st.sampled_from(["mail_list", "files_list", "files_search"]))
+async def test_every_documented_next_link_comes_back_and_every_change_is_refused(
+    graph: LoopbackServer, shape: str, tool: str
+) -> None:
+    first_path = {
+        "mail_list": "/v1.0/me/mailFolders/inbox/messages",
+        "files_list": "/v1.0/me/drive/root/children",
+        "files_search": "/v1.0/me/drive/root/search(q='x')",
+    }[tool]
+    arguments = {"query": "x"} if tool == "files_search" else {}
+    key = "messages" if tool == "mail_list" else "items"
+    make = messages if tool == "mail_list" else drive_items
+    first, second = make(2)
+    link = f"{graph.url}/v1.0{shape}"
+    page_one = Reply.json({"value": [first], "@odata.nextLink": link})
+    page_two = Reply.json({"value": [second]})
+    next_path = urlsplit(canonical_link(link)).path
+    if next_path == first_path:
+        graph.route("GET", first_path, page_one, page_two)
+    else:
+        graph.route("GET", first_path, page_one)
+        graph.route("GET", next_path, page_two)
+    before = len(graph.requests)
+    async with tools_on(graph) as tools:
+        data = await tools.data(tool, arguments)
+        cursor = data["skipped"]["items"]["cursor"]
+        rest = await tools.data(tool, {**arguments, "cursor": cursor})
+        assert rows(rest, key)[0]["id"] == second["id"]
+        assert "incomplete" not in rest
+        sent = graph.requests[-1]
+        assert sent.path == next_path
+        assert unquote(sent.query).startswith(unquote(urlsplit(canonical_link(link)).query))
+        assert "$select" in query_of(sent), "a continuation asks for no more fields than page 1"
+        # every single change to that cursor is refused, before any request
+        for position in range(0, len(cursor), max(1, len(cursor) // 12)):
+            replacement = "A" if cursor[position] != "A" else "B"
+            changed = cursor[:position] + replacement + cursor[position + 1 :]
+            error = await tools.error(tool, {**arguments, "cursor": changed})
+            assert error["kind"] == "invalid_input" and "cursor" in error["message"]
+        for cut in (cursor[:-1], cursor[: len(cursor) // 2], cursor + "A"):
+            error = await tools.error(tool, {**arguments, "cursor": cut})
+            assert error["kind"] == "invalid_input"
+        other_tool = "files_list" if tool != "files_list" else "mail_list"
+        error = await tools.error(other_tool, {"cursor": cursor})
+        assert f"belongs to `{tool}`" in error["message"]
+        changed_arguments = {
+            "mail_list": {"unread_only": True},
+            "files_list": {"path": "Documents"},
+            "files_search": {"query": "y"},
+        }[tool]
+        filtered = {**arguments, "cursor": cursor, **changed_arguments}
+        error = await tools.error(tool, filtered)
+        assert "other arguments" in error["message"]
+    assert len(graph.requests) == before + 2
 
 
 async def test_a_next_link_outside_graph_is_not_followed(
@@ -818,12 +925,196 @@ async def test_mail_lists_ask_for_immutable_ids_on_every_page(graph: LoopbackSer
     assert all(request.header("prefer") == prefer for request in sent)
 
 
-async def test_a_cursor_into_another_drive_is_refused(graph: LoopbackServer) -> None:
-    """Cursors are not signed: a forged one must not reach drives beyond the user's own."""
-    forged = encode_cursor(
-        scope="files_list", url=f"{graph.url}/v1.0/drives/b!someone-else/root/children"
+async def test_a_cursor_into_another_drive_is_accepted_only_when_signed(
+    graph: LoopbackServer,
+) -> None:
+    """Graph's own /drives/{id} next links come back; a made-up one never reaches Graph."""
+    other = f"{graph.url}/v1.0/drives/b!someone-else/root/children?$skiptoken=x"
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/root/children",
+        Reply.json({"value": drive_items(1), "@odata.nextLink": other}),
+    )
+    graph.route("GET", "/v1.0/drives/b!someone-else/root/children", Reply.json({"value": []}))
+    async with tools_on(graph) as tools:
+        data = await tools.data("files_list", {})
+        cursor = data["skipped"]["items"]["cursor"]
+        doc = cursor_payload(cursor)
+        forged_doc = {**doc, "u": doc["u"].replace("someone-else", "victim")}
+        raw = json.dumps(forged_doc, separators=(",", ":")).encode()
+        forged = (
+            base64.urlsafe_b64encode(raw).rstrip(b"=").decode() + "." + cursor.partition(".")[2]
+        )
+        error = await tools.error("files_list", {"cursor": forged})
+        assert error["kind"] == "invalid_input" and "altered" in error["message"]
+        assert len(graph.requests) == 1
+        await tools.data("files_list", {"cursor": cursor})
+    assert [r.path for r in graph.requests] == [
+        "/v1.0/me/drive/root/children",
+        "/v1.0/drives/b!someone-else/root/children",
+    ]
+
+
+# --- $select everywhere: Graph is asked only for what a tool returns ---------------------------
+
+SECRET = "tempauth=SELECT-SECRET"
+
+
+def full_drive_item(index: int) -> dict[str, Any]:
+    """A driveItem as Graph sends it when nothing is selected: URLs that are credentials."""
+    return {
+        "@odata.etag": f'"{{etag-{index}}},1"',
+        "id": f"01SELECT{index:026d}",
+        "name": f"budget {index}.xlsx",
+        "size": 1000 + index,
+        "createdDateTime": "2026-03-01T10:00:00Z",
+        "lastModifiedDateTime": "2026-03-02T10:00:00Z",
+        "webUrl": f"https://contoso-my.sharepoint.com/personal/u/Documents/budget%20{index}.xlsx",
+        "file": {"mimeType": "application/vnd.ms-excel", "hashes": {"quickXorHash": "x"}},
+        "parentReference": {"driveId": "b!drive", "id": "01ROOT", "path": "/drive/root:"},
+        "@microsoft.graph.downloadUrl": f"https://contoso-my.sharepoint.com/dl?{SECRET}",
+        "thumbnails": [{"small": {"url": f"https://t.svc.ms/thumb?{SECRET}"}}],
+        "cTag": "adDpGMEI",
+    }
+
+
+def full_message(index: int) -> dict[str, Any]:
+    return {
+        "@odata.etag": 'W/"CQAAABYAAAC"',
+        "id": f"AAMkAGI2-select-{index:04d}=",
+        "subject": f"Budget {index}",
+        "receivedDateTime": "2026-03-02T10:00:00Z",
+        "isRead": False,
+        "from": {"emailAddress": {"name": "A", "address": "a@contoso.com"}},
+        "bodyPreview": "see the budget",
+        "hasAttachments": index == 0,
+        "body": {
+            "contentType": "html",
+            "content": f'<a href="https://contoso.sharepoint.com/d?{SECRET}">budget</a>',
+        },
+        "uniqueBody": {"contentType": "html", "content": f"https://x/?{SECRET}"},
+    }
+
+
+def full_attachment() -> dict[str, Any]:
+    return {
+        "@odata.type": "#microsoft.graph.fileAttachment",
+        "id": "AAMkAGI2-select-att=",
+        "name": "budget.pdf",
+        "contentType": "application/pdf",
+        "size": 12,
+        "isInline": False,
+        "lastModifiedDateTime": "2026-03-02T10:00:00Z",
+        "contentBytes": base64.b64encode(b"%PDF secret").decode(),
+        "contentId": "x",
+    }
+
+
+def selected(doc: dict[str, Any], recorded: RecordedRequest) -> dict[str, Any]:
+    """What Graph returns under the request's $select: those fields and OData annotations."""
+    fields = set(query_of(recorded)["$select"].split(","))
+    return {k: v for k, v in doc.items() if k in fields or k.startswith("@odata.")}
+
+
+def selecting_graph(server: LoopbackServer) -> None:
+    """A Graph that honours $select (and pages once, with a next link without $select)."""
+
+    def collection(items: list[dict[str, Any]], path: str) -> Callable[[RecordedRequest], Reply]:
+        def answer(recorded: RecordedRequest) -> Reply:
+            if "$select" not in query_of(recorded):
+                return Reply.json({"value": items})  # everything, download URLs included
+            skip = int(query_of(recorded).get("$skip", "0"))
+            page = [selected(item, recorded) for item in items[skip : skip + 2]]
+            doc: dict[str, Any] = {"value": page}
+            if skip + 2 < len(items):
+                doc["@odata.nextLink"] = f"{server.url}{path}?$skip={skip + 2}"
+            return Reply.json(doc)
+
+        return answer
+
+    drive = [full_drive_item(index) for index in range(3)]
+    mail = [full_message(index) for index in range(3)]
+    for path, items in (
+        ("/v1.0/me/drive/root/children", drive),
+        ("/v1.0/me/drive/root/search(q='budget')", drive),
+        ("/v1.0/me/mailFolders/inbox/messages", mail),
+        ("/v1.0/me/messages", mail),
+        ("/v1.0/me/mailFolders", [{"id": "AAMkAGI2-folder=", "displayName": "Inbox"}]),
+        ("/v1.0/me/messages/AAMkAGI2-select-0000=/attachments", [full_attachment()]),
+    ):
+        server.route("GET", path, collection(items, path))
+
+    def one(doc: dict[str, Any]) -> Callable[[RecordedRequest], Reply]:
+        return lambda recorded: Reply.json(
+            selected(doc, recorded) if "$select" in query_of(recorded) else doc
+        )
+
+    text_body = {**full_message(0), "body": {"contentType": "text", "content": "see budget"}}
+    server.route("GET", "/v1.0/me/messages/AAMkAGI2-select-0000=", one(text_body))
+    server.route("GET", f"/v1.0/me/drive/items/{drive[0]['id']}", one(drive[0]))
+    server.route("GET", "/v1.0/me", one({"id": "1", "displayName": "A", "mail": "a@contoso.com"}))
+
+
+SELECT_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("mail_folders", {}),
+    ("mail_list", {}),
+    ("mail_search", {"query": "budget"}),
+    ("mail_read", {"message_id": "AAMkAGI2-select-0000="}),
+    ("files_list", {}),
+    ("files_search", {"query": "budget"}),
+    ("files_read", {"item_id": full_drive_item(0)["id"]}),
+    ("account_status", {}),
+]
+
+
+async def test_every_request_carries_select_and_a_complete_result_is_complete(
+    graph: LoopbackServer,
+) -> None:
+    """Against a Graph that honours $select, nothing that must be stripped ever arrives, so
+    results whose every item and character was shown are complete (isError false), pages
+    reached by cursor included; nothing secret reaches the wire."""
+    selecting_graph(graph)
+    async with tools_on(graph) as tools:
+        for tool, arguments in SELECT_CALLS:
+            result = await tools.call(tool, arguments)
+            data = result["structuredContent"]
+            while "skipped" in data:  # only further pages may be left: follow them
+                assert set(data["skipped"]) == {"items"}, (tool, data["skipped"])
+                assert data["skipped"]["items"]["morePages"] is True
+                result = await tools.call(
+                    tool, {**arguments, "cursor": data["skipped"]["items"]["cursor"]}
+                )
+                data = result["structuredContent"]
+            assert result["isError"] is False and "incomplete" not in data, (tool, data)
+            assert "SELECT-SECRET" not in json.dumps(result)
+    assert len(graph.requests) >= len(SELECT_CALLS) + 4
+    for recorded in graph.requests:
+        query = query_of(recorded)
+        assert "$select" in query, recorded.target
+        fields = query["$select"].split(",")
+        assert not any(
+            "download" in f.lower() or f in ("thumbnails", "contentBytes", "uniqueBody")
+            for f in fields
+        ), recorded.target
+        assert "$expand" not in query, recorded.target
+
+
+async def test_a_url_graph_sends_anyway_is_still_removed_and_reported(
+    graph: LoopbackServer,
+) -> None:
+    """The same items from a Graph that ignores $select: stripped, reported, incomplete."""
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/root/children",
+        Reply.json({"value": [full_drive_item(0)]}),
     )
     async with tools_on(graph) as tools:
-        error = await tools.error("files_list", {"cursor": forged})
-    assert error["kind"] == "invalid_input" and error["hint"]
-    assert graph.requests == []
+        result = await tools.call("files_list", {})
+    data = result["structuredContent"]
+    assert result["isError"] is True and data["incomplete"] is True
+    assert set(data["skipped"]) == {"removed"}
+    assert data["skipped"]["removed"]["paths"] == [
+        "items[0].@microsoft.graph.downloadUrl",
+        "items[0].thumbnails",
+    ]
+    assert "SELECT-SECRET" not in json.dumps(result)

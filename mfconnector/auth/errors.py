@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mfconnector.errors import AuthError
+from mfconnector.errors import LOGIN_HINT, AuthError
 
 __all__ = [
     "LOGIN_HINT",
@@ -26,10 +26,6 @@ __all__ = [
 ]
 
 LOGIN = "run `mfconnector login`"
-LOGIN_HINT = (
-    "run `mfconnector login` in a terminal (with the same --tenant/--cloud/--all-files "
-    "settings as the server), then retry"
-)
 _AADSTS = re.compile(r"AADSTS(\d{4,9})")
 
 

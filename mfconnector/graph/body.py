@@ -25,6 +25,7 @@ import httpx
 import trio
 
 from mfconnector.errors import GraphError, ResponseTooLargeError
+from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
     "decode_utf8_strict",
@@ -33,9 +34,6 @@ __all__ = [
     "read_capped",
     "read_prefix",
 ]
-
-_INFLATE_STEP = 64 * 1024
-"""Most decoded bytes produced by one ``decompress`` call."""
 
 _DECODABLE = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": 0}
 """Content-Encodings we inflate ourselves (deflate's window bits are chosen on first bytes)."""
@@ -106,7 +104,7 @@ class _Inflater:
         pieces: list[bytes] = []
         produced = 0
         while True:
-            step = min(_INFLATE_STEP, room + 1 - produced)
+            step = min(DEFAULT_LIMITS.graph_inflate_step_bytes, room + 1 - produced)
             if step <= 0:
                 return pieces
             piece = self._zlib.decompress(data, step)
@@ -124,10 +122,6 @@ class _Inflater:
         return bool(self._zlib.eof)
 
 
-_FINISH_STEPS = 8
-_FINISH_SECONDS = 1.0
-
-
 @asynccontextmanager
 async def _raw_chunks(response: httpx.Response) -> AsyncIterator[AsyncIterator[bytes]]:
     """``response.aiter_raw()``, left finished however the reading ends.
@@ -143,10 +137,10 @@ async def _raw_chunks(response: httpx.Response) -> AsyncIterator[AsyncIterator[b
     try:
         yield stream
     finally:
-        with trio.move_on_after(_FINISH_SECONDS) as scope:
+        with trio.move_on_after(DEFAULT_LIMITS.graph_stream_finish_seconds) as scope:
             scope.shield = True
             await response.aclose()
-            for _ in range(_FINISH_STEPS):
+            for _ in range(DEFAULT_LIMITS.graph_stream_finish_steps):
                 try:
                     await anext(stream)
                 except Exception:  # StopAsyncIteration, or the read on a closed connection

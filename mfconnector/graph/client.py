@@ -74,7 +74,6 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _RETRIED = frozenset({429, 503, 504})
 _SUCCESS = frozenset(range(200, 300))
 _CONTENT_RANGE_RE = re.compile(r"^\s*bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)\s*$", re.IGNORECASE)
-_CLOSE_SECONDS = 1.0
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f]")
@@ -430,7 +429,7 @@ class GraphClient:
                 err.request_id = err.request_id or request_id(response.headers)
                 raise
             finally:
-                with trio.move_on_after(_CLOSE_SECONDS) as scope:
+                with trio.move_on_after(self._limits.graph_close_seconds) as scope:
                     scope.shield = True
                     await response.aclose()
             raise failure

@@ -1,151 +1,277 @@
-"""Opaque continuation cursors: how the assistant asks for the rest, on purpose.
+"""Signed continuation cursors: the server accepts back exactly what it issued, and nothing else.
 
-A cursor is base64url (no padding) of ``{"v":1,"s":scope,"u":url,"k":skip}``: the Graph
-URL of the page to read (a nextLink, or the current page when we showed only part of it),
-and how many items of that page were already shown. It is not signed: it comes back from
-the assistant, so ``decode_cursor`` treats it as untrusted input and checks everything
-(above all that the URL is one our bearer token may be sent to) before any request.
+A cursor names the Graph URL of the page to read next (Graph's ``@odata.nextLink``, or
+the current page when only part of it was shown) and how many of that page's items were
+already shown. Graph chooses the URL's shape (``/me/messages?%24skip=``,
+``/drives/{id}/items/{id}/children?$skiptoken=``, ``search(q='two words')``...), so the
+server does not judge the path on the way back: it checks an HMAC-SHA256 tag over the
+cursor instead. Anything forged, altered or cut short fails that check, and so does a
+cursor redeemed by another tool, for another scope (account, mailbox, drive) or with
+other arguments (filters, folder, query) than the call that earned it. Whatever the tag
+says, the bearer token still goes only under the configured Graph root: the URL's
+scheme, host, port and path prefix are checked again before any request.
+
+The key is made per process, in memory, never on disk. An MCP stdio server lives as
+long as its client's session; a cursor is a handle inside that conversation, not a
+bookmark. A per-process key needs no state directory, no file mode (0600 means nothing
+on Windows), no rotation, and leaves nothing behind to steal. Its cost: a cursor from
+an earlier run of the server is refused, with a message that says so and how to start
+the listing again.
+
+Wire form: ``<base64url payload>.<base64url tag>``, the payload being compact JSON
+``{"v":2,"i":run,"t":tool,"s":scope tag,"a":arguments tag,"u":url,"k":skip}``.
+
+Usage (one ``CursorSigner`` per server process: ``ToolContext.cursors``). A list tool
+normally goes through ``tools.listing.list_result``, which does all of this; a tool that
+pages by itself does::
+
+    scope = cursor_scope(ctx, graph.root, {"mailbox": mailbox})  # always bound
+    filters = {"folder": "inbox", "unread_only": True}  # the call's arguments, less
+                                                        # cursor and limit
+    cursor = ctx.cursors.issue(tool="mail_list", scope=scope, arguments=filters,
+                               url=next_link, skip=0)
+    ...  # later, the assistant passes ``cursor`` back:
+    where = ctx.cursors.redeem(cursor, tool="mail_list", scope=scope,
+                               arguments=filters or None,  # None: only the cursor given
+                               root=graph.root)            # raises ToolInputError
+    answer = await graph.get_json_url(where.url)         # then skip where.skip items
+    next_cursor = ctx.cursors.reissue(where, url=answer_next_link)  # same binding
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote
 
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import is_graph_url
+from mfconnector.limits import DEFAULT_LIMITS
 
-__all__ = [
-    "CURSOR_VERSION",
-    "MAX_CURSOR_CHARS",
-    "MAX_CURSOR_SKIP",
-    "Continuation",
-    "decode_cursor",
-    "encode_cursor",
-]
+__all__ = ["CURSOR_HINT", "Continuation", "CursorSigner", "canonical_link"]
 
-CURSOR_VERSION = 1
-MAX_CURSOR_CHARS = 4_096
-"""Longest cursor accepted (and issued)."""
-MAX_CURSOR_SKIP = 1_000
-"""Most items of one page a cursor may skip (Graph's largest ``$top``)."""
-
-_UNCHANGED = "pass the `cursor` value from the previous result unchanged"
-_NOT_OURS = f"this cursor is not one mfconnector issued; {_UNCHANGED}"
-_BASE64URL_RE = re.compile(r"^[A-Za-z0-9_-]*={0,2}$")
-_SCOPE_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
-
-
-@dataclass(frozen=True, slots=True)
-class Continuation:
-    """Where to continue: the Graph URL to GET and how many of its items to skip."""
-
-    url: str
-    skip: int
-
-
-def encode_cursor(*, scope: str, url: str, skip: int = 0) -> str:
-    """The cursor for ``url`` (skipping ``skip`` items), for the tool named by ``scope``.
-
-    Raises ValueError for a skip out of range or a URL too long to fit a cursor: the
-    caller should then report the result as incomplete without a cursor.
-    """
-    if type(skip) is not int or not 0 <= skip <= MAX_CURSOR_SKIP:
-        raise ValueError(f"skip must be an int in 0..{MAX_CURSOR_SKIP}")
-    doc = {"v": CURSOR_VERSION, "s": scope, "u": url, "k": skip}
-    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=True)
-    cursor = base64.urlsafe_b64encode(text.encode("ascii")).rstrip(b"=").decode("ascii")
-    if len(cursor) > MAX_CURSOR_CHARS:
-        raise ValueError(f"cursor would be {len(cursor):,} characters (max {MAX_CURSOR_CHARS:,})")
-    return cursor
-
+CURSOR_VERSION = 2
+KEY_BYTES = 32
+"""HMAC-SHA256 key size: the hash's own block strength."""
+TAG_BYTES = 16
+"""Bytes of a scope or arguments tag kept in the payload (the cursor's own tag is whole)."""
 
 CURSOR_HINT = (
     "pass skipped.items.cursor from this tool's previous result unchanged, "
     "or call without a cursor to start from the first page"
 )
+_UNCHANGED = "pass the `cursor` value from the previous result unchanged"
+_NOT_OURS = f"this cursor is not one this server issued; {_UNCHANGED}"
+_BASE64URL_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+_TOOL_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+_URL_SAFE = "!$%&'()*+,/:;=?@[]~"
+"""Characters left as they are when a link is canonicalised: ``%`` keeps escapes intact;
+``#`` is encoded (a next link has no fragment: a raw ``#`` is search text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """Where to continue: the Graph URL to GET and how many of its items to skip.
+
+    It remembers what the redeemed cursor was bound to, so ``CursorSigner.reissue`` can
+    hand out the next cursor of the same listing with the same binding.
+    """
+
+    url: str
+    skip: int
+    tool: str = field(default="", repr=False)
+    scope_tag: str = field(default="", repr=False)
+    arguments_tag: str = field(default="", repr=False)
+
+
+def canonical_link(url: str) -> str:
+    """``url`` with spaces, ``#``, controls and non-ASCII percent-encoded, all else unchanged.
+
+    Graph's OneDrive search links carry the query text raw (``search(q='two words')``);
+    httpx would encode the space itself, but the client refuses whitespace in a URL (a
+    parser could drop it), so the link is issued already encoded.
+    """
+    return quote(url, safe=_URL_SAFE)
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    """Strict base64url: only the one spelling ``_b64`` gives (no padding, no spare bits)."""
+    if not _BASE64URL_RE.match(text) or len(text) % 4 == 1:
+        raise ValueError("not base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not the canonical spelling")
+    return data
+
+
+def _canonical(value: Mapping[str, Any]) -> bytes:
+    """One byte string per mapping, whatever its key order (the thing a tag is taken of)."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str
+    ).encode("ascii")
 
 
 def _refuse(message: str) -> ToolInputError:
     return ToolInputError(message, hint=CURSOR_HINT)
 
 
-def _load(cursor: str) -> dict[str, Any]:
-    text = cursor.strip()
-    if not text or not _BASE64URL_RE.match(text):
-        raise _refuse(f"{_NOT_OURS} (it is not base64url text)")
-    text = text.rstrip("=")
-    if len(text) % 4 == 1:
-        raise _refuse(f"{_NOT_OURS} (it is cut short or has extra characters)")
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
-    except (binascii.Error, UnicodeDecodeError, ValueError, RecursionError):
-        raise _refuse(f"{_NOT_OURS} (its content is not readable)") from None
-    if not isinstance(doc, dict):
-        raise _refuse(f"{_NOT_OURS} (its content is not readable)")
-    return doc
+class CursorSigner:
+    """Issues cursors and redeems them, under one key held in memory for this process."""
 
+    def __init__(self, *, max_chars: int = DEFAULT_LIMITS.cursor_chars, key: bytes | None = None):
+        self._key = key if key is not None else secrets.token_bytes(KEY_BYTES)
+        if len(self._key) < KEY_BYTES:
+            raise ValueError(f"a cursor key needs at least {KEY_BYTES} bytes")
+        self._max_chars = max_chars
+        self._run = _b64(self._mac(b"run")[:6])
+        """Names this process's key, so a cursor from an earlier run gets its own message."""
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(name)
+    @property
+    def max_chars(self) -> int:
+        """Longest cursor issued or accepted (``Limits.cursor_chars``)."""
+        return self._max_chars
 
+    def issue(
+        self,
+        *,
+        tool: str,
+        scope: Mapping[str, Any],
+        arguments: Mapping[str, Any] | None = None,
+        url: str,
+        skip: int = 0,
+    ) -> str:
+        """The cursor for ``url`` (``skip`` of its items already shown).
 
-def _check_path(url: str, root: str, path_prefixes: Sequence[str], scope: str) -> None:
-    path = urlsplit(url).path
-    segments = unquote(path).replace("\\", "/").split("/")
-    if "." in segments or ".." in segments:
-        raise _refuse(f"{_NOT_OURS} (its link has a dot segment)")
-    base = urlsplit(root).path.rstrip("/")
-    if not any(path.startswith(base + prefix) for prefix in path_prefixes):
-        raise _refuse(
-            f"this cursor does not continue a `{scope}` listing (its link points elsewhere "
-            f"in Graph); {_UNCHANGED}"
-        )
+        ``url`` is kept as ``canonical_link`` writes it: that is what ``redeem`` returns.
 
+        Raises ValueError for a negative skip or a cursor longer than ``max_chars``: the
+        caller then reports the result as incomplete without a cursor.
+        """
+        tags = (self._tag("scope", scope), self._tag("arguments", arguments or {}))
+        return self._sign(tool, *tags, url, skip)
 
-def decode_cursor(
-    cursor: str, *, scope: str, root: str, path_prefixes: Sequence[str]
-) -> Continuation:
-    """The continuation a cursor names, or ToolInputError saying what to do instead.
+    def reissue(self, continuation: Continuation, *, url: str, skip: int = 0) -> str:
+        """The next cursor of the listing ``continuation`` came from: the same binding."""
+        c = continuation
+        return self._sign(c.tool, c.scope_tag, c.arguments_tag, url, skip)
 
-    ``scope`` is the tool expected to have issued it; the URL must be under ``root``
-    (scheme, host, port, path) and under ``root``'s path plus one of ``path_prefixes``.
-    """
-    if not isinstance(cursor, str):
-        raise _refuse(f"the cursor must be a string; {_UNCHANGED}")
-    if len(cursor) > MAX_CURSOR_CHARS:
-        raise _refuse(
-            f"the cursor is longer than {MAX_CURSOR_CHARS:,} characters, so it is not one "
-            f"mfconnector issued; {_UNCHANGED}"
-        )
-    doc = _load(cursor)
-    version = doc.get("v")
-    if type(version) is not int or version != CURSOR_VERSION:
-        raise _refuse(
-            f"this cursor comes from another mfconnector version; start the listing again "
-            f"without a cursor, then {_UNCHANGED}"
-        )
-    issued_by = doc.get("s")
-    if not isinstance(issued_by, str):
-        raise _refuse(_NOT_OURS)
-    if issued_by != scope:
-        named = f"`{issued_by}`" if _SCOPE_RE.match(issued_by) else "another tool"
-        raise _refuse(
-            f"this cursor belongs to {named}, not `{scope}`: pass it to the tool that "
-            "returned it, or call this tool without a cursor"
-        )
-    url = doc.get("u")
-    if not isinstance(url, str) or not is_graph_url(url, root):
-        raise _refuse(f"{_NOT_OURS} (its link does not point into Microsoft Graph)")
-    _check_path(url, root, path_prefixes, scope)
-    skip = doc.get("k")
-    if type(skip) is not int or not 0 <= skip <= MAX_CURSOR_SKIP:
-        raise _refuse(f"{_NOT_OURS} (its item offset is out of range)")
-    return Continuation(url=url, skip=skip)
+    def _sign(self, tool: str, scope_tag: str, arguments_tag: str, url: str, skip: int) -> str:
+        if type(skip) is not int or skip < 0:
+            raise ValueError("skip must be a non-negative int")
+        doc = {
+            "v": CURSOR_VERSION,
+            "i": self._run,
+            "t": tool,
+            "s": scope_tag,
+            "a": arguments_tag,
+            "u": canonical_link(url),
+            "k": skip,
+        }
+        payload = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+        cursor = f"{_b64(payload)}.{_b64(self._mac(payload))}"
+        if len(cursor) > self._max_chars:
+            raise ValueError(
+                f"cursor would be {len(cursor):,} characters (max {self._max_chars:,})"
+            )
+        return cursor
+
+    def redeem(
+        self,
+        cursor: Any,
+        *,
+        tool: str,
+        scope: Mapping[str, Any],
+        arguments: Mapping[str, Any] | None = None,
+        root: str,
+    ) -> Continuation:
+        """Where ``cursor`` continues, or ToolInputError saying what to do instead.
+
+        ``arguments`` None means the call restated none (only the cursor): the cursor
+        continues the listing it was issued for. Otherwise they must equal the issuing
+        call's. Nothing here sends a request.
+        """
+        if not isinstance(cursor, str):
+            raise _refuse(f"the cursor must be a string; {_UNCHANGED}")
+        if len(cursor) > self._max_chars:
+            raise _refuse(
+                f"the cursor is longer than {self._max_chars:,} characters, so it is not one "
+                f"this server issued; {_UNCHANGED}"
+            )
+        doc = self._verified(cursor)
+        issued_for = doc.get("t")
+        if issued_for != tool:
+            named = (
+                f"`{issued_for}`"
+                if isinstance(issued_for, str) and _TOOL_RE.match(issued_for)
+                else "another tool"
+            )
+            raise _refuse(
+                f"this cursor belongs to {named}, not `{tool}`: pass it to the tool that "
+                "returned it, or call this tool without a cursor"
+            )
+        if not hmac.compare_digest(str(doc.get("s")), self._tag("scope", scope)):
+            raise _refuse(
+                "this cursor continues a listing of another account, mailbox or drive; "
+                "call without a cursor to list this one"
+            )
+        if arguments is not None and not hmac.compare_digest(
+            str(doc.get("a")), self._tag("arguments", arguments)
+        ):
+            raise _refuse(
+                f"this cursor continues a `{tool}` listing made with other arguments "
+                "(folder, filters or query): repeat that call's arguments with the cursor, "
+                "or pass only the cursor"
+            )
+        url, skip = doc.get("u"), doc.get("k")
+        if not isinstance(url, str) or not is_graph_url(url, root):
+            raise _refuse(f"{_NOT_OURS} (its link does not point into Microsoft Graph)")
+        if type(skip) is not int or skip < 0:
+            raise _refuse(f"{_NOT_OURS} (its item offset is out of range)")
+        return Continuation(url, skip, tool, str(doc["s"]), str(doc["a"]))
+
+    def _verified(self, text: str) -> dict[str, Any]:
+        """The payload of a cursor whose tag is ours; a clear refusal otherwise."""
+        payload_text, dot, tag_text = text.partition(".")
+        if not _BASE64URL_RE.match(payload_text) or not _BASE64URL_RE.match(tag_text or "A"):
+            raise _refuse(f"{_NOT_OURS} (it is not a cursor's text)")
+        try:
+            payload = _unb64(payload_text)
+            tag = _unb64(tag_text) if dot else b""
+        except (ValueError, binascii.Error):
+            raise _refuse(f"{_NOT_OURS} (it was altered or cut short)") from None
+        if not hmac.compare_digest(tag, self._mac(payload)):
+            if self._from_another_run(payload):
+                raise _refuse(
+                    "this cursor was issued by an earlier run of the server (cursors last as "
+                    "long as the server process): call without a cursor to start the listing "
+                    "again"
+                )
+            raise _refuse(f"{_NOT_OURS} (it was altered or cut short)")
+        doc: dict[str, Any] = json.loads(payload)  # our own bytes: the tag proves it
+        return doc
+
+    def _from_another_run(self, payload: bytes) -> bool:
+        """Only picks the message: an unverified payload is never otherwise used."""
+        try:
+            doc = json.loads(payload.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return False
+        return isinstance(doc, dict) and isinstance(doc.get("i"), str) and doc["i"] != self._run
+
+    def _mac(self, data: bytes) -> bytes:
+        return hmac.new(self._key, data, hashlib.sha256).digest()
+
+    def _tag(self, kind: str, value: Mapping[str, Any]) -> str:
+        return _b64(self._mac(kind.encode("ascii") + b"\0" + _canonical(value))[:TAG_BYTES])

@@ -24,13 +24,11 @@ from typing import Any
 
 import httpx
 
-from mfconnector.auth.errors import LOGIN_HINT
-from mfconnector.errors import GraphError, GraphThrottledError, GraphTimeoutError
+from mfconnector.errors import LOGIN_HINT, GraphError, GraphThrottledError, GraphTimeoutError
+from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
     "LOGIN_HINT",
-    "MAX_RETRY_AFTER_SECONDS",
-    "MESSAGE_CHARS",
     "RETRY_SAFE_STATUSES",
     "bearer_challenge",
     "clean_text",
@@ -42,29 +40,22 @@ __all__ = [
     "request_id",
 ]
 
-MESSAGE_CHARS = 500
-"""Most characters of Graph's own message kept in ours."""
-
-MAX_RETRY_AFTER_SECONDS = 86_400.0
-"""Longest wait we repeat back; longer Retry-After values are clamped to this."""
-
 RETRY_SAFE_STATUSES = frozenset({429, 502, 503, 504})
 """Answers where the same read, later, may well succeed (throttling and gateways)."""
 
 
-_MAX_CLAIMS_CHARS = 8192
-_MAX_INNER_DEPTH = 8
 _ID_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,100}$")
 _URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s\"'<>]*")
 _JWT_RE = re.compile(r"eyJ[A-Za-z0-9_\-]{6,}(?:\.[A-Za-z0-9_\-]*){1,2}")
 _BEARER_RE = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}")
 _REDACT_PARAM_RE = re.compile(r"(?i)[^\s\"'<>]{0,64}(?:tempauth|sig|code|token)=[^\s\"'<>&]*")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_CHALLENGE_CHARS = DEFAULT_LIMITS.challenge_header_chars
 _CHALLENGE_PARAM_RE = re.compile(
-    r'([A-Za-z_][A-Za-z0-9_\-]{0,63})[ \t]{0,8}=[ \t]{0,8}("(?:[^"\\]|\\.){0,8192}"|[^\s,]{1,8192})'
+    r"([A-Za-z_][A-Za-z0-9_\-]{0,63})[ \t]{0,8}=[ \t]{0,8}"
+    rf'("(?:[^"\\]|\\.){{0,{_CHALLENGE_CHARS}}}"|[^\s,]{{1,{_CHALLENGE_CHARS}}})'
 )
-"""Bounded pieces, and a header cut to CHALLENGE_CHARS: linear on a hostile header."""
-CHALLENGE_CHARS = 8_192
+"""Bounded pieces, and a header cut to ``challenge_header_chars``: linear on a hostile header."""
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -107,7 +98,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         seconds = (when - (now or datetime.now(UTC))).total_seconds()
     if not math.isfinite(seconds):
         return None
-    return round(min(max(0.0, seconds), MAX_RETRY_AFTER_SECONDS), 3)
+    return round(min(max(0.0, seconds), DEFAULT_LIMITS.retry_after_reported_max_seconds), 3)
 
 
 def format_wait(seconds: float) -> str:
@@ -116,7 +107,7 @@ def format_wait(seconds: float) -> str:
     return f"retry in {whole:,} s" if whole > 0 else "retry now"
 
 
-def clean_text(text: str, limit: int = MESSAGE_CHARS) -> str:
+def clean_text(text: str, limit: int = DEFAULT_LIMITS.graph_error_message_chars) -> str:
     """Untrusted text made safe to show: no control characters, no URL queries, no tokens.
 
     Cut to a few times the limit first, so no pattern ever runs over megabytes of it.
@@ -181,7 +172,7 @@ class _ParsedError:
         self.code = _identifier(error.get("code"))
         self.message = _message_text(error)
         level: Any = error
-        for _ in range(_MAX_INNER_DEPTH):
+        for _ in range(DEFAULT_LIMITS.graph_error_nesting_depth):
             level = _get_ci(level, "innererror")
             if not isinstance(level, dict):
                 break
@@ -198,7 +189,7 @@ def bearer_challenge(headers: Mapping[str, str]) -> dict[str, str]:
     """Parameters of a ``WWW-Authenticate: Bearer ...`` header, keys lowercased."""
     value = header(headers, "www-authenticate") or ""
     params: dict[str, str] = {}
-    for key, raw in _CHALLENGE_PARAM_RE.findall(value[:CHALLENGE_CHARS]):
+    for key, raw in _CHALLENGE_PARAM_RE.findall(value[:_CHALLENGE_CHARS]):
         if raw.startswith('"'):
             raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
         params.setdefault(key.lower(), raw)
@@ -207,7 +198,7 @@ def bearer_challenge(headers: Mapping[str, str]) -> dict[str, str]:
 
 def decode_claims(value: str | None) -> str | None:
     """The JSON text of a base64 claims challenge, or None when it is not one."""
-    if not value or len(value) > _MAX_CLAIMS_CHARS:
+    if not value or len(value) > DEFAULT_LIMITS.claims_challenge_chars:
         return None
     text = value.strip().replace("-", "+").replace("_", "/")
     text += "=" * (-len(text) % 4)

@@ -9,7 +9,7 @@ or a query.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 __all__ = [
     "DEFAULT_GRAPH_ROOT",
@@ -17,6 +17,7 @@ __all__ = [
     "encode_query",
     "is_graph_url",
     "quote_segment",
+    "with_select",
 ]
 
 DEFAULT_GRAPH_ROOT = "https://graph.microsoft.com/v1.0"
@@ -42,6 +43,21 @@ def build_url(root: str, path: str | Iterable[str], query: Mapping[str, str] | N
     if query:
         url += "?" + encode_query(query)
     return url
+
+
+def with_select(url: str, select: str) -> str:
+    """``url`` asking for ``$select=select`` unless it already names a ``$select``.
+
+    Graph's next links usually repeat the first request's options, but not always (a
+    ``$skiptoken`` link may carry none): a continuation must not fetch more fields, with
+    their download URLs, than the first page did.
+    """
+    query = urlsplit(url).query
+    names = {unquote(part.partition("=")[0]).lower() for part in query.split("&")}
+    if "$select" in names:
+        return url
+    joiner = "&" if query else ("" if url.endswith("?") else "?")
+    return url + joiner + encode_query({"$select": select})
 
 
 def is_graph_url(url: str, root: str) -> bool:

@@ -21,17 +21,15 @@ from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import (
     CURSOR,
     MAILBOX,
-    OUTLOOK_ID_PATTERN,
+    OUTLOOK_ID,
     OUTPUT_SCHEMA,
     input_schema,
     item_shaper,
 )
 from mfconnector.tools.content import NOT_READABLE_YET, extract_text, readable_as
 from mfconnector.tools.listing import list_result
-from mfconnector.tools.mail import mail_prefixes
 from mfconnector.tools.mailbox import (
     Mailbox,
-    bound_scope,
     mailbox_of,
     mailbox_zone,
     prefer_header,
@@ -61,10 +59,10 @@ async def mail_attachment(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
             key="attachments",
             shape=item_shaper(ctx, ATTACHMENT_FIELDS),
             echo={"message_id": arguments["message_id"]},
-            scope=bound_scope("mail_attachment", mailbox.path),
+            tool="mail_attachment",
+            scope=mailbox.cursor_scope,
             path=f"{message_path}/attachments",
             query={"$select": ATTACHMENT_SELECT, "$top": str(ctx.limits.list_items)},
-            path_prefixes=mail_prefixes(mailbox),
             headers=prefer_header(zone),
         )
     path = f"{message_path}/attachments/{quote_segment(arguments['attachment_id'])}"
@@ -168,15 +166,15 @@ async def _attached_message(
 MAIL_ATTACHMENT = Tool(
     name="mail_attachment",
     title="Mail attachments",
-    description=(
+    description=lambda limits: (
         "A message's attachments (metadata), or with attachment_id one of them: text-like "
-        "files as text (10,000 characters from offset), an attached email as a message, "
-        f"other types as metadata only. Never bytes. {UNTRUSTED}"
+        f"files as text ({limits.body_chars:,} characters from offset), an attached email "
+        f"as a message, other types as metadata only. Never bytes. {UNTRUSTED}"
     ),
     input_schema=input_schema(
         {
-            "message_id": {"type": "string", "pattern": OUTLOOK_ID_PATTERN},
-            "attachment_id": {"type": "string", "pattern": OUTLOOK_ID_PATTERN},
+            "message_id": OUTLOOK_ID,
+            "attachment_id": OUTLOOK_ID,
             "offset": {"type": "integer", "minimum": 0},
             "mailbox": MAILBOX,
             "cursor": CURSOR,

@@ -1,4 +1,9 @@
-"""What a tool is, what it gets to work with, and how its answer becomes a CallToolResult."""
+"""What a tool is, what it gets to work with, and how its answer becomes a CallToolResult.
+
+A tool's input schema is a template: where it names a limit (``ActiveLimit("list_items")``)
+the published schema, and the validator that enforces it, carry the value of the limits
+the server runs with, so ``tools/list`` never promises more or less than is enforced.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import ToolError
+from mfconnector.graph.cursor import CursorSigner
 from mfconnector.jsonrpc import encode_json
-from mfconnector.limits import Limits
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools.state import ReadState
 
 if TYPE_CHECKING:
@@ -18,9 +24,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "READ_ONLY",
+    "ActiveLimit",
     "Tool",
     "ToolContext",
     "error_result",
+    "resolve_limits",
     "success_result",
     "wire_bytes",
 ]
@@ -51,9 +59,35 @@ class ToolContext:
     all_files: bool = False
     """``--all-files``: Files.Read.All and Sites.Read.All, so other drives can be read."""
     state: ReadState = field(default_factory=ReadState)
+    cursors: CursorSigner = field(init=False)
+    """Issues and redeems this process's signed continuation cursors."""
+
+    def __post_init__(self) -> None:
+        self.cursors = CursorSigner(max_chars=self.limits.cursor_chars)
 
     async def graph(self) -> GraphClient:
         return await self.graph_factory()
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveLimit:
+    """A value in a schema template taken from the running server's ``Limits.<name>``."""
+
+    name: str
+
+
+def resolve_limits(template: Any, limits: Limits) -> Any:
+    """``template`` with every ``ActiveLimit`` replaced by the value of ``limits``."""
+    if isinstance(template, ActiveLimit):
+        return getattr(limits, template.name)
+    if isinstance(template, dict):
+        return {key: resolve_limits(value, limits) for key, value in template.items()}
+    if isinstance(template, list):
+        return [resolve_limits(value, limits) for value in template]
+    return template
+
+
+Description = str | Callable[[Limits], str]
 
 
 Handler = Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -65,19 +99,27 @@ class Tool:
 
     name: str
     title: str
-    description: str
+    description: Description
+    """Text, or text written from the active limits (``lambda limits: f"..."``)."""
     input_schema: dict[str, Any]
+    """A template: ``ActiveLimit`` values are filled in by ``input_schema_for``."""
     output_schema: dict[str, Any]
     handler: Handler
     annotations: dict[str, Any] = field(default_factory=lambda: dict(READ_ONLY))
 
-    def definition(self) -> dict[str, Any]:
-        """The ``Tool`` object of ``tools/list``; identical in every era (26/tools)."""
+    def input_schema_for(self, limits: Limits) -> dict[str, Any]:
+        """The input schema published and enforced under ``limits``."""
+        schema: dict[str, Any] = resolve_limits(self.input_schema, limits)
+        return schema
+
+    def definition(self, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+        """The ``Tool`` object of ``tools/list`` under ``limits``; the same in every era."""
+        description = self.description
         return {
             "name": self.name,
             "title": self.title,
-            "description": self.description,
-            "inputSchema": self.input_schema,
+            "description": description if isinstance(description, str) else description(limits),
+            "inputSchema": self.input_schema_for(limits),
             "outputSchema": self.output_schema,
             "annotations": self.annotations,
         }

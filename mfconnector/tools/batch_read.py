@@ -6,7 +6,8 @@ escaped, plus room for the reply around them), stays within ``max_response_bytes
 requested id comes back exactly once with a status: ``ok``, ``error`` (that message failed;
 the batch goes on), ``not_returned`` (read, but it did not fit) or ``not_read`` (after the
 stop). ``nextIndex`` and ``stopReason`` say where to continue. A first message that does
-not fit is shrunk (a shorter body window), so a batch always makes progress.
+not fit is shrunk (a shorter body window, down to none); when even its headers do not
+fit, the result says so and how to get it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ MIN_WINDOW_CHARS = 0
 """A first message that does not fit is retried with ever smaller body windows, down to
 this (an empty window still returns its headers and says where the body continues)."""
 HOW = "call again with the ids from nextIndex on"
+HOW_NONE_FIT = (
+    "not even the first message fits: raise max_response_bytes, or ask for fewer ids, or "
+    "read it alone with mail_read message_id"
+)
 
 Outcome = Fetched | ToolError | None
 
@@ -175,7 +180,7 @@ class BatchRead:
                 "notReturned": sum(1 for item in items if item["status"] == "not_returned"),
                 "notRead": sum(1 for item in items if item["status"] == "not_read"),
                 "why": f"the max_response_bytes budget ({self.budget:,} bytes)",
-                "how": HOW,
+                "how": HOW if self.returned else HOW_NONE_FIT,
             }
         with_skipped = [i for i, item in enumerate(items) if "skipped" in item]
         if with_skipped:

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mfconnector.graph.cursor import MAX_CURSOR_CHARS
-from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, shape_item
-from mfconnector.tools.base import ToolContext
+from mfconnector.tools.base import ActiveLimit, ToolContext
 from mfconnector.tools.listing import ItemShaper
 
 __all__ = [
     "CURSOR",
     "DETAIL",
+    "FOLDER",
     "LIMIT",
     "MAILBOX",
+    "OUTLOOK_ID",
     "OUTLOOK_ID_PATTERN",
     "OUTPUT_SCHEMA",
     "QUERY",
@@ -27,17 +27,27 @@ __all__ = [
 LIMIT: dict[str, Any] = {
     "type": "integer",
     "minimum": 1,
-    "maximum": DEFAULT_LIMITS.list_items,
-    "default": DEFAULT_LIMITS.list_items,
+    "maximum": ActiveLimit("list_items"),
+    "default": ActiveLimit("list_items"),
 }
-CURSOR: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_CURSOR_CHARS}
+CURSOR: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": ActiveLimit("cursor_chars"),
+}
 """``skipped.items.cursor`` of the previous result (every result that has one says so)."""
-OUTLOOK_ID_PATTERN = "^[A-Za-z0-9_=+/-]{1,1024}$"
+OUTLOOK_ID_PATTERN = "^[A-Za-z0-9_=+/-]+$"
+OUTLOOK_ID: dict[str, Any] = {
+    "type": "string",
+    "maxLength": ActiveLimit("outlook_id_chars"),
+    "pattern": OUTLOOK_ID_PATTERN,
+}
 DETAIL: dict[str, Any] = {"enum": ["compact", "full"], "default": "compact"}
 MAILBOX: dict[str, Any] = {"type": "string", "minLength": 2, "maxLength": 320}
 """A shared or delegated mailbox (address or user id); the signed-in user's when absent."""
 
-QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 500}
+QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLimit("query_chars")}
+FOLDER: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLimit("path_chars")}
 
 
 def input_schema(properties: dict[str, Any], *required: str) -> dict[str, Any]:

@@ -32,6 +32,11 @@ class Drive:
     def other(self) -> bool:
         return self.label != "me"
 
+    @property
+    def cursor_scope(self) -> dict[str, str] | None:
+        """What a cursor is bound to beyond the account: another drive's path."""
+        return {"drive": self.path} if self.other else None
+
 
 def _needs_all_files(argument: str) -> ToolInputError:
     return ToolInputError(

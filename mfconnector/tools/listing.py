@@ -8,33 +8,38 @@ the cursor is checked before the token goes anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mfconnector.errors import GraphError
-from mfconnector.graph.cursor import decode_cursor, encode_cursor
-from mfconnector.graph.urls import build_url, is_graph_url
+from mfconnector.graph.cursor import canonical_link
+from mfconnector.graph.urls import build_url, is_graph_url, with_select
 from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ToolContext, wire_bytes
 
-__all__ = ["Page", "fetch_page", "list_result"]
+__all__ = ["UNBOUND_ARGUMENTS", "Page", "cursor_scope", "fetch_page", "list_result"]
 
 ItemShaper = Callable[[Any, Skipped, str], dict[str, Any]]
 PageShaper = Callable[[list[Any]], Awaitable[ItemShaper]]
 """Makes the item shaper once the page is in (it may look things up for the page first)."""
+CursorFor = Callable[[str, int], str]
+"""Signs a cursor for (url, items already shown) with the listing's binding."""
+
+UNBOUND_ARGUMENTS = frozenset({"cursor", "limit"})
+"""Arguments a cursor is not bound to: the page size may change from page to page."""
 
 
 @dataclass(frozen=True)
 class Page:
     """The items of one Graph page the caller may see, and where the page came from."""
 
-    scope: str
     url: str
     skip: int
     items: list[Any]
     remaining: int
     next_link: str | None
+    cursor_for: CursorFor
     foreign_link: bool = False
 
     def continuation(self, shown: int, *, size_limited: bool = False) -> dict[str, Any] | None:
@@ -58,7 +63,7 @@ class Page:
 
     def _cursor(self, url: str, skip: int) -> dict[str, Any]:
         try:
-            return {"cursor": encode_cursor(scope=self.scope, url=url, skip=skip)}
+            return {"cursor": self.cursor_for(url, skip)}
         except ValueError:
             return {"cursor": None, "note": "the continuation is too long to carry in a cursor"}
 
@@ -70,33 +75,71 @@ def _graph_value(body: Any) -> list[Any]:
     return items
 
 
+def cursor_scope(
+    ctx: ToolContext, root: str, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What every cursor of this server is bound to: the account (mode, fixture source,
+    Graph root, user path) plus the mailbox or drive a tool names in ``extra``."""
+    return {
+        "mode": ctx.mode,
+        "source": ctx.source,
+        "root": root,
+        "user": ctx.user_path,
+        **(extra or {}),
+    }
+
+
 async def fetch_page(
     ctx: ToolContext,
     *,
-    scope: str,
+    tool: str,
     path: str,
     query: Mapping[str, str],
     limit: int,
-    cursor: str | None,
-    path_prefixes: Sequence[str],
+    arguments: Mapping[str, Any],
+    scope: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> Page:
-    """Fetch the first page (or the page a cursor names) and keep at most ``limit`` items."""
+    """Fetch the first page (or the page ``arguments["cursor"]`` names), keep ``limit`` items.
+
+    Cursors are bound to ``tool``, to the account and mailbox or drive (``ctx`` plus any
+    ``scope`` the tool adds), and to the call's ``arguments`` other than cursor and limit.
+    """
     graph = await ctx.graph()
+    bound_scope = cursor_scope(ctx, graph.root, scope)
+    bound_arguments = {k: v for k, v in arguments.items() if k not in UNBOUND_ARGUMENTS}
+    cursor = arguments.get("cursor")
+    cursor_for: CursorFor
     if cursor is not None:
-        continuation = decode_cursor(
-            cursor, scope=scope, root=graph.root, path_prefixes=path_prefixes
+        where = ctx.cursors.redeem(
+            cursor,
+            tool=tool,
+            scope=bound_scope,
+            arguments=bound_arguments or None,
+            root=graph.root,
         )
-        url, skip = continuation.url, continuation.skip
+        url, skip = where.url, where.skip
         answer = await graph.get_json_url(url, headers=headers)
+
+        def cursor_for(link: str, shown: int) -> str:
+            return ctx.cursors.reissue(where, url=link, skip=shown)
     else:
         url, skip = build_url(graph.root, path, query), 0
         answer = await graph.get_json(path, query=query, headers=headers)
+
+        def cursor_for(link: str, shown: int) -> str:
+            return ctx.cursors.issue(
+                tool=tool, scope=bound_scope, arguments=bound_arguments, url=link, skip=shown
+            )
+
     remaining = _graph_value(answer.body)[skip:]
     link = answer.body.get("@odata.nextLink")
-    next_link = link if isinstance(link, str) and is_graph_url(link, graph.root) else None
-    foreign = isinstance(link, str) and next_link is None
-    return Page(scope, url, skip, remaining[:limit], len(remaining), next_link, foreign)
+    link = canonical_link(link) if isinstance(link, str) else None
+    if link is not None and "$select" in query:
+        link = with_select(link, query["$select"])
+    next_link = link if link is not None and is_graph_url(link, graph.root) else None
+    foreign = link is not None and next_link is None
+    return Page(url, skip, remaining[:limit], len(remaining), next_link, cursor_for, foreign)
 
 
 async def list_result(
@@ -113,9 +156,8 @@ async def list_result(
 
     Give ``shape``, or ``prepare`` to build the shaper once the page's items are known.
     """
-    cursor = arguments.get("cursor")
     page = await fetch_page(
-        ctx, limit=arguments.get("limit", ctx.limits.list_items), cursor=cursor, **page_args
+        ctx, limit=arguments.get("limit", ctx.limits.list_items), arguments=arguments, **page_args
     )
     if prepare is not None:
         shape = await prepare(page.items)
@@ -133,6 +175,6 @@ async def list_result(
         kept.append(shaped)
         skipped.merge(item_skipped)
     skipped.items = page.continuation(len(kept), size_limited=len(kept) < len(page.items))
-    result = {} if cursor is not None else dict(echo)
+    result = {} if "cursor" in arguments else dict(echo)
     result[key] = kept
     return skipped.apply(result)

@@ -17,9 +17,10 @@ from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import (
     CURSOR,
     DETAIL,
+    FOLDER,
     LIMIT,
     MAILBOX,
-    OUTLOOK_ID_PATTERN,
+    OUTLOOK_ID,
     OUTPUT_SCHEMA,
     QUERY,
     input_schema,
@@ -28,7 +29,6 @@ from mfconnector.tools.common import (
 from mfconnector.tools.listing import ItemShaper, list_result
 from mfconnector.tools.mailbox import (
     Mailbox,
-    bound_scope,
     folder_names,
     mailbox_of,
     mailbox_zone,
@@ -66,12 +66,7 @@ FILTERS = ("unread_only", "flagged", "triage", "from", "since", "before", "has_a
 DATE = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\d", "maxLength": 35}
 """A date or date-time, local to the mailbox unless it has an offset; checked in full by
 ``MailboxZone.utc_instant`` (a short pattern keeps tools/list small)."""
-MESSAGE_ID = {"type": "string", "pattern": OUTLOOK_ID_PATTERN}
-FOLDER = {"type": "string", "minLength": 1, "maxLength": 1024}
-
-
-def mail_prefixes(mailbox: Mailbox) -> tuple[str, ...]:
-    return (f"{mailbox.path}/mailFolders", f"{mailbox.path}/messages")
+MESSAGE_ID = OUTLOOK_ID
 
 
 def odata_string(value: str) -> str:
@@ -119,10 +114,10 @@ async def mail_folders(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str,
         key="folders",
         shape=item_shaper(ctx, FOLDER_FIELDS),
         echo={"parent": parent or "(top level)"},
-        scope=bound_scope("mail_folders", mailbox.path),
+        tool="mail_folders",
+        scope=mailbox.cursor_scope,
         path=path,
         query={"$top": str(limit), "$select": ",".join(FOLDER_FIELDS)},
-        path_prefixes=mail_prefixes(mailbox),
         headers=prefer_header(await mailbox_zone(ctx, mailbox)),
     )
     for folder in result["folders"]:
@@ -287,10 +282,10 @@ async def mail_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
         key="messages",
         prepare=prepare,
         echo=echo,
-        scope=bound_scope("mail_list", mailbox.path),
+        tool="mail_list",
+        scope=mailbox.cursor_scope,
         path=path,
         query=query,
-        path_prefixes=mail_prefixes(mailbox),
         headers=prefer_header(zone),
     )
     if arguments.get("triage"):
@@ -317,10 +312,10 @@ async def mail_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         key="messages",
         prepare=prepare,
         echo={"query": arguments["query"]},
-        scope=bound_scope("mail_search", mailbox.path),
+        tool="mail_search",
+        scope=mailbox.cursor_scope,
         path=path,
         query={"$search": f'"{text}"', "$select": ",".join(fields), "$top": str(limit)},
-        path_prefixes=mail_prefixes(mailbox),
         headers=prefer_header(zone),
     )
     return finish_messages(result, mailbox, zone, full=full, seen=seen)

@@ -11,13 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from mfconnector.errors import ToolInputError
-from mfconnector.limits import DEFAULT_LIMITS
-from mfconnector.tools.base import Tool, ToolContext
+from mfconnector.tools.base import ActiveLimit, Tool, ToolContext
 from mfconnector.tools.batch_read import BatchRead
 from mfconnector.tools.common import (
     DETAIL,
     MAILBOX,
-    OUTLOOK_ID_PATTERN,
+    OUTLOOK_ID,
     OUTPUT_SCHEMA,
     input_schema,
 )
@@ -71,20 +70,21 @@ async def mail_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
 MAIL_READ = Tool(
     name="mail_read",
     title="Read messages",
-    description=(
-        "One message (message_id) or 1-10 (message_ids, within max_response_bytes; each "
-        "item has a status, see nextIndex): headers, flags, attachment list and body as "
-        "text, 10,000 characters from body_offset; unique_body: only the new part of a "
-        f"reply. Compact unless detail=full. {UNTRUSTED}"
+    description=lambda limits: (
+        f"One message (message_id) or 1-{limits.batch_read_ids} (message_ids, within "
+        "max_response_bytes; each item has a status, see nextIndex): headers, flags, "
+        f"attachment list and body as text, {limits.body_chars:,} characters from "
+        "body_offset; unique_body: only the new part of a reply. Compact unless "
+        f"detail=full. {UNTRUSTED}"
     ),
     input_schema=input_schema(
         {
-            "message_id": {"type": "string", "pattern": OUTLOOK_ID_PATTERN},
+            "message_id": OUTLOOK_ID,
             "message_ids": {
                 "type": "array",
-                "items": {"type": "string", "pattern": OUTLOOK_ID_PATTERN},
+                "items": OUTLOOK_ID,
                 "minItems": 1,
-                "maxItems": DEFAULT_LIMITS.batch_read_ids,
+                "maxItems": ActiveLimit("batch_read_ids"),
                 "uniqueItems": True,
             },
             "body_offset": {"type": "integer", "minimum": 0},
@@ -92,9 +92,9 @@ MAIL_READ = Tool(
             "detail": DETAIL,
             "max_response_bytes": {
                 "type": "integer",
-                "minimum": DEFAULT_LIMITS.batch_response_bytes_min,
-                "maximum": DEFAULT_LIMITS.batch_response_bytes_max,
-                "default": DEFAULT_LIMITS.batch_response_bytes_default,
+                "minimum": ActiveLimit("batch_response_bytes_min"),
+                "maximum": ActiveLimit("batch_response_bytes_max"),
+                "default": ActiveLimit("batch_response_bytes_default"),
             },
             "mailbox": MAILBOX,
         }

@@ -9,7 +9,6 @@ Mail.Read.Shared). The mailbox's time zone is read once (``mailboxSettings``) un
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,6 @@ from mfconnector.tools.base import ToolContext
 
 __all__ = [
     "Mailbox",
-    "bound_scope",
     "folder_names",
     "mailbox_of",
     "mailbox_zone",
@@ -78,6 +76,11 @@ class Mailbox:
     def shared(self) -> bool:
         return self.label != "me"
 
+    @property
+    def cursor_scope(self) -> dict[str, str] | None:
+        """What a cursor is bound to beyond the account: another mailbox's path."""
+        return {"mailbox": self.path} if self.shared else None
+
 
 def mailbox_of(ctx: ToolContext, arguments: dict[str, Any]) -> Mailbox:
     """The call's ``mailbox`` argument, else ``--mailbox``, else the signed-in user."""
@@ -90,17 +93,6 @@ def mailbox_of(ctx: ToolContext, arguments: dict[str, Any]) -> Mailbox:
             hint="give the shared mailbox's address, like support@contoso.com",
         )
     return Mailbox("/users/" + quote(name, safe="@!$&'()*+,;=:-._~"), name)
-
-
-def bound_scope(tool: str, where: str) -> str:
-    """A cursor scope for ``tool`` bound to one mailbox or drive (``where``: its path).
-
-    The signed-in user's own mailbox and drive keep the bare tool name.
-    """
-    if where in ("/me", "/me/drive"):
-        return tool
-    digest = hashlib.sha256(where.encode("utf-8")).hexdigest()[:16]
-    return f"{tool}.{digest}"
 
 
 def prefer_header(zone: MailboxZone, *, text_bodies: bool = False) -> dict[str, str]:

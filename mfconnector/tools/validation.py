@@ -9,9 +9,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-__all__ = ["argument_errors"]
+from mfconnector.limits import DEFAULT_LIMITS
 
-MAX_REPORTED_ERRORS = 3
+__all__ = ["argument_errors"]
 
 
 @cache
@@ -38,8 +38,12 @@ def _describe(error: Any) -> str:
     return f"argument `{where}`: {message}" if where else message
 
 
-def argument_errors(schema_json: str, arguments: dict[str, Any]) -> list[str]:
-    """Human-readable problems with ``arguments``; empty when they are valid."""
+def argument_errors(
+    schema_json: str,
+    arguments: dict[str, Any],
+    listed: int = DEFAULT_LIMITS.argument_errors_listed,
+) -> list[str]:
+    """Human-readable problems with ``arguments`` (at most ``listed``); empty when valid."""
     validator = _validator(schema_json)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    return [_describe(error) for error in errors[:MAX_REPORTED_ERRORS]]
+    return [_describe(error) for error in errors[:listed]]
