@@ -2,8 +2,9 @@
 
 Today text-like files (by extension or MIME type) are decoded as UTF-8. ``readable_as``
 decides before anything is downloaded; ``extract_text`` turns the downloaded bytes into
-text. The documents issue adds Word, Excel, PowerPoint and PDF extractors here (run in an
-isolated worker), and every tool that reads a file or an attachment gets them at once.
+text. ``files_read`` and ``mail_attachment`` both go through these two functions, so the
+documents issue adds Word, Excel, PowerPoint and PDF extractors here (run in an isolated
+worker) and both tools read them at once.
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = [
     "NOT_READABLE_YET",
     "Extracted",
     "decode_text",
     "extract_text",
-    "is_text_like",
     "readable_as",
 ]
 
@@ -78,12 +77,6 @@ TEXT_EXTENSIONS = frozenset(
 )
 TEXT_MIME = re.compile(r"^(text/|application/(json|xml|javascript|x-yaml|yaml|x-sh|sql)\b)")
 NOT_READABLE_YET = "not readable as text yet: only text-like files are read; metadata only"
-
-
-def is_text_like(item: dict[str, Any]) -> bool:
-    """A drive item (``name``, ``file.mimeType``) whose bytes are text."""
-    mime = item.get("file", {}).get("mimeType", "") if isinstance(item.get("file"), dict) else ""
-    return readable_as(str(item.get("name", "")), str(mime)) == "text"
 
 
 def readable_as(name: str, content_type: str | None) -> str | None:

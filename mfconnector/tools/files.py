@@ -17,7 +17,7 @@ from mfconnector.tools.common import (
     input_schema,
     item_shaper,
 )
-from mfconnector.tools.content import decode_text, is_text_like
+from mfconnector.tools.content import NOT_READABLE_YET, extract_text, readable_as
 from mfconnector.tools.drives import Drive, drive_of
 from mfconnector.tools.listing import list_result
 
@@ -92,6 +92,12 @@ def _item_path(drive: Drive, arguments: dict[str, Any], suffix: str = "") -> str
         encoded = "/".join(quote_segment(part) for part in _path_segments(arguments["path"]))
         return f"{drive.path}/root:/{encoded}:{suffix}"
     return f"{drive.path}/root{suffix}"
+
+
+def _mime_of(item: dict[str, Any]) -> str | None:
+    facet = item.get("file")
+    mime = facet.get("mimeType") if isinstance(facet, dict) else None
+    return mime if isinstance(mime, str) else None
 
 
 def compact_item(item: dict[str, Any]) -> dict[str, Any]:
@@ -174,11 +180,8 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     if "folder" in raw:
         result["content"] = {"returned": False, "reason": "a folder: list it with files_list"}
         return skipped.apply(result)
-    if not is_text_like(raw):
-        result["content"] = {
-            "returned": False,
-            "reason": "not a text-like file; only metadata is shown",
-        }
+    if readable_as(str(raw.get("name", "")), _mime_of(raw)) is None:
+        result["content"] = {"returned": False, "reason": NOT_READABLE_YET}
         return skipped.apply(result)
     if not isinstance(raw.get("id"), str):
         raise ToolInputError("Graph returned the item without an id")
@@ -186,8 +189,17 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
         f"{drive.path}/items/{quote_segment(raw['id'])}/content",
         max_bytes=ctx.limits.graph_body_bytes,
     )
-    text, replaced = decode_text(download.data, complete=download.complete)
-    text, redactions = redact_text(text)
+    extracted = await extract_text(
+        download.data,
+        name=str(raw.get("name", "")),
+        content_type=_mime_of(raw),
+        complete=download.complete,
+    )
+    if extracted is None:  # the seam said yes before the download, then no: metadata only
+        result["content"] = {"returned": False, "reason": NOT_READABLE_YET}
+        return skipped.apply(result)
+    replaced = extracted.undecodable_chars
+    text, redactions = redact_text(extracted.text)
     if redactions:
         skipped.removed.append("content.text")
     offset = arguments.get("offset", 0)
