@@ -68,7 +68,16 @@ GiB = 1 << 30
 RSS_KILL_BYTES = 8 * GiB
 """A server past this RSS is killed (the machine has 24 GiB)."""
 RSS_POLL_SECONDS = 0.02
-SCENARIOS = ("oversized", "throughput", "stalled", "eof", "startup")
+SCENARIOS = (
+    "oversized",
+    "throughput",
+    "stalled",
+    "stalled-calls",
+    "control",
+    "limits",
+    "eof",
+    "startup",
+)
 
 
 # --- wire helpers -----------------------------------------------------------------------
@@ -118,12 +127,12 @@ class ServerDied(Exception):
 class Server:
     """One server process on real pipes, with an RSS watchdog thread."""
 
-    def __init__(self, kind: str, stderr_dir: Path) -> None:
+    def __init__(self, kind: str, stderr_dir: Path, args: list[str] | None = None) -> None:
         self.kind = kind
         self._stderr = open(stderr_dir / f"{kind}-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
         self.t_spawn = time.perf_counter()
         self.proc = subprocess.Popen(
-            COMMANDS[kind],
+            [*COMMANDS[kind], *(args or [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -156,6 +165,13 @@ class Server:
 
     def rss(self) -> int:
         return proc_status(self.proc.pid, "VmRSS")
+
+    def reset_peak(self) -> int:
+        """Reset the kernel's VmHWM to the current RSS (``clear_refs`` 5); returns that RSS."""
+        with suppress(OSError), open(f"/proc/{self.proc.pid}/clear_refs", "w") as refs:
+            refs.write("5")
+        self.peak_rss = self.rss()
+        return self.peak_rss
 
     def hwm(self) -> int:
         """Peak RSS: the kernel's VmHWM while alive, else the watchdog's highest sample."""
@@ -273,9 +289,9 @@ class Server:
 
 
 @contextmanager
-def running(kind: str, stderr_dir: Path) -> Iterator[Server]:
+def running(kind: str, stderr_dir: Path, args: list[str] | None = None) -> Iterator[Server]:
     """A server that is closed (stdin EOF, then a kill after 5 s) however the block ends."""
-    server = Server(kind, stderr_dir)
+    server = Server(kind, stderr_dir, args)
     try:
         yield server
     except BaseException:
@@ -766,6 +782,322 @@ def scenario_stalled(quick: bool, tmp: Path) -> list[Row]:
     return [growth, accepted, written, answered, exit_row]
 
 
+# --- scenario: stalled reader with real tool calls and costly lines --------------------
+
+BIG_LINE_BYTES = 999_000
+BIG_UNITS = (b"{}", b"[]", b"0")
+"""``[{},{},...]``, ``[[],[],...]``, ``[0,0,...]``: cheap to send, 24 MB each once parsed."""
+
+
+def tool_call(request_id: Any, name: str, arguments: dict[str, Any]) -> bytes:
+    return request(request_id, "tools/call", "modern", {"name": name, "arguments": arguments})
+
+
+def big_call(request_id: int, unit: bytes) -> bytes:
+    """A ~999,000-byte tools/call line whose arguments hold one array of small values."""
+    head = tool_call(request_id, "mail_list", {"limit": 50, "x": []})
+    count = (BIG_LINE_BYTES - len(head)) // (len(unit) + 1)
+    return head.replace(b'"x":[]', b'"x":[' + b",".join([unit] * count) + b"]")
+
+
+@dataclass
+class StalledCalls:
+    growth: int
+    lines_written: int
+    big_lines: int
+    answered_once: int
+    answered_more: int
+    exit_code: int | None
+    note: str = ""
+
+
+def stalled_calls_once(
+    kind: str, stall_seconds: float, recover_seconds: float, tmp: Path
+) -> StalledCalls:
+    args = ["--demo"] if kind == "ours" else []
+    with running(kind, tmp, args) as server:
+        server.handshake("modern")
+        # Warm-up: the first tool call imports httpx and builds the Graph client.
+        server.send(tool_call("warm", "mail_list", {"limit": 50}))
+        server.wait_reply("warm", 30)
+        time.sleep(0.2)
+        base = server.reset_peak()
+        lines = [tool_call(i, "mail_list", {"limit": 50}) for i in range(12)]
+        next_id = len(lines)
+        os.set_blocking(server.in_fd, False)
+        pending = memoryview(b"")
+        written = 0
+        big = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < stall_seconds and server.proc.poll() is None:
+            if not pending:
+                if lines:
+                    pending = memoryview(lines.pop(0))
+                else:
+                    pending = memoryview(big_call(next_id, BIG_UNITS[big % len(BIG_UNITS)]))
+                    next_id += 1
+                    big += 1
+                written += 1
+            try:
+                pending = pending[os.write(server.in_fd, pending) :]
+            except BlockingIOError:
+                time.sleep(0.005)
+            except BrokenPipeError:
+                break
+        note = (
+            f"killed by the bench at RSS > {RSS_KILL_BYTES // GiB} GiB"
+            if server.killed_for_rss
+            else ""
+        )
+
+        # Recovery: finish the line in progress and close stdin from a thread, read stdout.
+        def finish_input() -> None:
+            os.set_blocking(server.in_fd, True)
+            with suppress(OSError):
+                server.send(bytes(pending))
+            server.close_stdin()
+
+        closer = threading.Thread(target=finish_input, daemon=True)
+        closer.start()
+        answers: dict[Any, int] = {}
+        deadline = time.perf_counter() + recover_seconds
+        while not server.eof and time.perf_counter() < deadline:
+            for line in server.read_lines(min(0.5, deadline - time.perf_counter())):
+                message = json.loads(line)
+                if "result" in message or "error" in message:
+                    answers[message.get("id")] = answers.get(message.get("id"), 0) + 1
+        if not server.eof:
+            note = (note + "; " if note else "") + f"still answering after {recover_seconds:g} s"
+        closer.join(10)
+        growth = server.hwm() - base
+        try:
+            code: int | None = server.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            code = None
+        ids = range(next_id)
+        once = sum(1 for i in ids if answers.get(i) == 1)
+        more = sum(1 for i in ids if answers.get(i, 0) > 1)
+        return StalledCalls(growth, written, big, once, more, code, note)
+
+
+def scenario_stalled_calls(quick: bool, tmp: Path) -> list[Row]:
+    stall = 3.0 if quick else 10.0
+    recover = 60.0 if quick else 120.0
+    results: dict[str, StalledCalls | None] = {}
+    notes = []
+    for kind in ("ours", "sdk"):
+        log(f"stalled reader with 12 mail_list calls and costly lines, {stall:g} s: {kind}")
+        try:
+            results[kind] = stalled_calls_once(kind, stall, recover, tmp)
+        except (TimeoutError, ServerDied, OSError) as exc:
+            results[kind] = None
+            notes.append(f"{kind}: {exc}")
+    ours, sdk = results["ours"], results["sdk"]
+    label = f"stdout unread {stall:g} s, 12 mail_list + 999 KB lines"
+    growth = Row("stalled-calls", f"{label}: peak RSS growth", ours.growth if ours else None)
+    growth.sdk, growth.unit, growth.target = (sdk.growth if sdk else None), "B", "<= 64 MB"
+    growth.passed = ours is not None and ours.growth <= 64 * MiB
+    growth.notes = notes + [f"{k}: {r.note}" for k, r in results.items() if r and r.note]
+    lines = Row("stalled-calls", "requests written (12 calls, then 999 KB lines)")
+    lines.ours = ours.lines_written if ours else None
+    lines.sdk = sdk.lines_written if sdk else None
+    bigs = Row("stalled-calls", "of those, 999 KB lines", ours.big_lines if ours else None)
+    bigs.sdk = sdk.big_lines if sdk else None
+    once = Row("stalled-calls", "answered exactly once after reading resumed")
+    once.ours = ours.answered_once if ours else None
+    once.sdk = sdk.answered_once if sdk else None
+    once.target = "all"
+    once.passed = (
+        ours is not None and ours.answered_once == ours.lines_written and not ours.answered_more
+    )
+    exit_row = Row(
+        "stalled-calls",
+        "exit status after EOF",
+        str(ours.exit_code) if ours else None,
+        str(sdk.exit_code) if sdk else None,
+    )
+    return [growth, lines, bigs, once, exit_row]
+
+
+# --- scenario: control messages while every worker is busy ----------------------------
+
+SLOW_MS = 60_000
+
+
+def slow_fixture_file(tmp: Path) -> Path:
+    path = tmp / "slow-fixtures.json"
+    entry = {
+        "request": {"method": "GET", "path": "/me/mailFolders/inbox/messages"},
+        "response": {"delayMs": SLOW_MS, "json": {"value": [{"id": "AAMk-1", "subject": "x"}]}},
+    }
+    path.write_text(json.dumps({"responses": [entry]}))
+    return path
+
+
+@dataclass
+class Control:
+    latencies_ms: dict[str, list[float]]
+    tool_replies_after_cancel: int
+    exit_seconds: float
+
+
+def control_once(kind: str, rounds: int, tmp: Path) -> Control:
+    # ours: mail_list whose Graph answer takes 60 s (fixture delayMs); sdk: a tool that
+    # sleeps 60 s. 16 calls: for ours 8 running and 8 queued.
+    args = ["--fixtures", str(slow_fixture_file(tmp))] if kind == "ours" else []
+    name = "mail_list" if kind == "ours" else "slow"
+    with running(kind, tmp, args) as server:
+        server.handshake("modern")
+        calls = 16
+        server.send(b"".join(tool_call(i, name, {"limit": 50}) for i in range(calls)))
+        time.sleep(0.5)
+        latencies: dict[str, list[float]] = {"ping": [], "server/discover": [], "cancel": []}
+        for r in range(rounds):
+            for method in ("ping", "server/discover"):
+                rid = f"{method}-{r}"
+                era = "legacy" if method == "ping" else "modern"
+                begin = time.perf_counter()
+                server.send(request(rid, method, era))
+                server.wait_reply(rid, 30)
+                latencies[method].append((time.perf_counter() - begin) * 1e3)
+            if r < calls:
+                # A cancel has no reply: the ping behind it shows it was read and handled.
+                rid = f"after-cancel-{r}"
+                begin = time.perf_counter()
+                cancel = {"method": "notifications/cancelled", "params": {"requestId": r}}
+                server.send(encode({"jsonrpc": "2.0", **cancel}) + request(rid, "ping", "legacy"))
+                server.wait_reply(rid, 30)
+                latencies["cancel"].append((time.perf_counter() - begin) * 1e3)
+        server.close_stdin()
+        closed = time.perf_counter()
+        tool_replies = 0
+        deadline = closed + 30
+        while not server.eof and time.perf_counter() < deadline:
+            for line in server.read_lines(deadline - time.perf_counter()):
+                if json.loads(line).get("id") in range(calls):
+                    tool_replies += 1
+        with suppress(subprocess.TimeoutExpired):
+            server.proc.wait(max(0.1, deadline - time.perf_counter()))
+        return Control(latencies, tool_replies, time.perf_counter() - closed)
+
+
+def scenario_control(quick: bool, tmp: Path) -> list[Row]:
+    rounds = 16 if quick else 50
+    results: dict[str, Control | None] = {}
+    notes = []
+    for kind in ("ours", "sdk"):
+        log(f"control messages with 16 slow calls in flight, {rounds} rounds: {kind}")
+        try:
+            results[kind] = control_once(kind, rounds, tmp)
+        except (TimeoutError, ServerDied, OSError) as exc:
+            results[kind] = None
+            notes.append(f"{kind}: {exc}")
+    ours, sdk = results["ours"], results["sdk"]
+    rows = []
+    for method in ("ping", "server/discover", "cancel"):
+        what = "cancel + ping behind it" if method == "cancel" else method
+        for stat, pick in (("p50", 0.5), ("max", 1.0)):
+            row = Row("control", f"16 slow calls in flight: {what} {stat} latency")
+            values = {
+                k: percentile(sorted(r.latencies_ms[method]), pick) if r else None
+                for k, r in results.items()
+            }
+            row.ours, row.sdk, row.unit = values["ours"], values["sdk"], "ms"
+            if stat == "max":
+                row.target = "<= 100 ms"
+                row.passed = (
+                    ours is not None and values["ours"] is not None and values["ours"] <= 100
+                )
+            rows.append(row)
+    rows[0].notes = notes
+    after = Row(
+        "control",
+        "tool replies after all 16 were cancelled / time to exit after EOF",
+        f"{ours.tool_replies_after_cancel} / {ours.exit_seconds:.2f} s" if ours else None,
+        f"{sdk.tool_replies_after_cancel} / {sdk.exit_seconds:.2f} s" if sdk else None,
+    )
+    after.target = "0"
+    after.passed = ours is not None and ours.tool_replies_after_cancel == 0
+    return [*rows, after]
+
+
+# --- scenario: the queue and the reader at their limits --------------------------------
+
+
+def at_limit_arguments(kind: int) -> dict[str, Any]:
+    """``tools/call`` arguments that cost the most once parsed within the limits: an ASCII
+    string just under 131,072 bytes (``tool_arguments_bytes``) made 4 bytes a character by
+    one emoji, or empty objects up to 10,000 values (``request_values``)."""
+    if kind % 2:
+        return {"limit": 50, "x": "\U0001f600" + "a" * 130_900}
+    return {"limit": 50, "x": [{}] * 4_900}
+
+
+def limits_once(kind: str, tmp: Path) -> tuple[int, int, int]:
+    args = ["--fixtures", str(slow_fixture_file(tmp))] if kind == "ours" else []
+    name = "mail_list" if kind == "ours" else "slow"
+    with running(kind, tmp, args) as server:
+        server.handshake("modern")
+        server.send(tool_call("warm", "account_status", {}))
+        server.wait_reply("warm", 30)
+        time.sleep(0.2)
+        base = server.reset_peak()
+        # 8 slow calls hold every worker, 8 calls at the argument limits wait in the queue,
+        # then 999 KB lines that parse to 4 MB strings (in _meta) go through the reader and
+        # are answered busy (ours; the SDK runs every call at once).
+        server.send(b"".join(tool_call(i, name, {"limit": 50}) for i in range(8)))
+        server.send(b"".join(tool_call(8 + i, name, at_limit_arguments(i)) for i in range(8)))
+        meta = dict(MODERN_META, pad="\U0001f600" + "a" * 990_000)
+        heavy = [
+            encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"heavy-{i}",
+                    "method": "tools/call",
+                    "params": {"_meta": meta, "name": name, "arguments": {"limit": 50}},
+                }
+            )
+            for i in range(8)
+        ]
+        answered = 0
+        for line in heavy:
+            server.send(line)
+            with suppress(TimeoutError, ServerDied):
+                server.wait_reply(json.loads(line)["id"], 5)
+                answered += 1
+        time.sleep(0.5)
+        return server.hwm() - base, answered, len(heavy)
+
+
+def scenario_limits(quick: bool, tmp: Path) -> list[Row]:
+    results: dict[str, tuple[int, int, int] | None] = {}
+    notes = []
+    for kind in ("ours", "sdk"):
+        log(f"queue and reader at their limits: {kind}")
+        try:
+            results[kind] = limits_once(kind, tmp)
+        except (TimeoutError, ServerDied, OSError) as exc:
+            results[kind] = None
+            notes.append(f"{kind}: {exc}")
+    ours, sdk = results["ours"], results["sdk"]
+    growth = Row(
+        "limits",
+        "8 slow calls + 8 queued at the argument limits + 999 KB lines: peak RSS growth",
+        ours[0] if ours else None,
+        sdk[0] if sdk else None,
+        "B",
+    )
+    growth.notes = notes
+    answered = Row(
+        "limits",
+        "999 KB lines answered at once (busy: the queue is full)",
+        f"{ours[1]}/{ours[2]}" if ours else None,
+        f"{sdk[1]}/{sdk[2]}" if sdk else None,
+    )
+    return [growth, answered]
+
+
 # --- scenario: EOF with requests in flight ---------------------------------------------
 
 
@@ -866,6 +1198,9 @@ RUNNERS: dict[str, Callable[[bool, Path], list[Row]]] = {
     "oversized": scenario_oversized,
     "throughput": scenario_throughput,
     "stalled": scenario_stalled,
+    "stalled-calls": scenario_stalled_calls,
+    "control": scenario_control,
+    "limits": scenario_limits,
     "eof": scenario_eof,
     "startup": scenario_startup,
 }

@@ -4,8 +4,9 @@ Default: ``MCPServer`` (the SDK's FastMCP) with one read-only tool, ``account_st
 returns a small dict like ours does when not signed in. With ``--tools-json PATH`` it uses
 the SDK's low-level ``Server`` instead and publishes the tool definitions in PATH (a JSON
 array, e.g. our own ``tools/list``), so both servers send the same tools/list payload; only
-``account_status`` is callable then. The SDK serves both eras on stdio (the first request
-decides). Run: ``python bench/sdk_server.py [--tools-json PATH]``.
+``account_status`` is callable then, and ``slow``, which answers after 60 s. The SDK
+serves both eras on stdio (the first request decides).
+Run: ``python bench/sdk_server.py [--tools-json PATH]``.
 """
 
 import argparse
@@ -19,6 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+SLOW_SECONDS = 60.0
 STATUS: dict[str, Any] = {"mode": "live", "server": {"name": "sdk-reference"}, "signedIn": False}
 
 
@@ -37,7 +39,9 @@ def lowlevel_server(tools: list[types.Tool]) -> Server[Any]:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name != "account_status":
+        if params.name == "slow":  # the control-message bench keeps every handler busy
+            await anyio.sleep(SLOW_SECONDS)
+        elif params.name != "account_status":
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         text = json.dumps(STATUS)
         return types.CallToolResult(

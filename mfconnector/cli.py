@@ -18,6 +18,8 @@ from mfconnector.errors import FixtureError
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
+    import trio
+
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
     from mfconnector.tools.base import ToolContext
@@ -250,7 +252,11 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     async def run() -> None:
         receive, send = open_protocol_streams(fds)
         try:
-            await Runtime(server, limits).serve(receive, send, handle_signals=True)
+            async with trio.open_nursery() as nursery:
+                reading = trio.CancelScope()
+                await nursery.start(_watch_signals, reading, nursery.cancel_scope)
+                await Runtime(server, limits).serve(receive, send, reading=reading)
+                nursery.cancel_scope.cancel()
         finally:
             await graph.aclose()
             for stream in (receive, send):
@@ -259,6 +265,30 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
 
     trio.run(run)
     return EXIT_OK
+
+
+async def _watch_signals(
+    reading: trio.CancelScope,
+    everything: trio.CancelScope,
+    *,
+    task_status: trio.TaskStatus[None],
+) -> None:
+    """SIGTERM/SIGINT: the first stops reading (in-flight requests finish), the second stops all."""
+    import signal
+
+    import trio
+
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
+        count = 0
+        async for signum in signals:
+            count += 1
+            logging.getLogger("mfconnector.cli").info(
+                "signal %d: %s",
+                signum,
+                "finishing in-flight requests" if count == 1 else "stopping now",
+            )
+            (reading if count == 1 else everything).cancel()
 
 
 def _run_auth_command(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@
     ├── ToolError                -> an ``isError: true`` tool result the assistant can act on
     │   ├── ToolInputError       bad arguments, a tampered cursor, an offset past the end
     │   ├── AuthError            not signed in, consent missing, refresh token expired
+    │   ├── BusyError            every worker busy and the queue full: not run, retry
     │   └── GraphError           Graph (or the way to it) failed: status, Graph code,
     │       │                    request-id, retry-after, whether a retry is safe, a hint
     │       ├── GraphTimeoutError        no answer within the deadline
@@ -30,6 +31,7 @@ __all__ = [
     "PARSE_ERROR",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "AuthError",
+    "BusyError",
     "FixtureError",
     "GraphError",
     "GraphThrottledError",
@@ -96,6 +98,17 @@ class ToolInputError(ToolError):
     """The arguments cannot be served as given; the message says what to change."""
 
     kind = "invalid_input"
+
+
+class BusyError(ToolError):
+    """The server already has as many tool calls as it runs or queues: this one was not run."""
+
+    kind = "busy"
+
+    def to_payload(self) -> dict[str, Any]:
+        payload = super().to_payload()
+        payload["retrySafe"] = True
+        return payload
 
 
 class AuthError(ToolError):

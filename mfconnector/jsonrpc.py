@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mfconnector.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from mfconnector.jsoncost import OverLimit, values_over_limit
 
 __all__ = [
     "ClientResponse",
@@ -96,8 +97,17 @@ def result_response(request_id: RequestId, result: dict[str, Any]) -> dict[str, 
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def parse_line(line: bytes) -> Message | None:
-    """Classify one input line; ``None`` for a blank line (skipped, never answered)."""
+def parse_line(line: bytes, max_values: int | None = None) -> Message | None:
+    """Classify one input line; ``None`` for a blank line (skipped, never answered).
+
+    With ``max_values``, a line holding more JSON values than that is refused before it
+    is parsed (``-32600``, with its id when the id can be recovered; silence for a
+    notification or a client response, which are never answered).
+    """
+    if max_values is not None:
+        over = values_over_limit(line, max_values)
+        if over is not None:
+            return _too_costly(over, max_values)
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -127,6 +137,21 @@ def parse_line(line: bytes) -> Message | None:
         if isinstance(message, (Notification, ClientResponse)):
             return None
     return message
+
+
+def _too_costly(over: OverLimit, limit: int) -> Invalid | None:
+    request_id: RequestId | None = None
+    if over.top is not None:
+        message = classify(over.top)
+        if isinstance(message, (Notification, ClientResponse)):
+            return None
+        if isinstance(message, Request):
+            request_id = message.id
+    text = (
+        f"Invalid Request: the line holds {over.values:,} JSON values (keys included), more "
+        f"than the {limit:,}-value limit; it was not parsed"
+    )
+    return Invalid(error_response(request_id, INVALID_REQUEST, text))
 
 
 def classify(obj: Any) -> Message:

@@ -1,20 +1,25 @@
 """Every limit the server enforces, in one frozen object with the unit in each name.
 
-Memory budget (the worst case the runtime can hold at once, by construction):
+Memory budget: the worst case the runtime can hold at once, by construction (payload, over
+the ~30 MB interpreter; docs/LIMITS.md has the table and the measurements):
 
-    (inbox_depth + 1) x line_bytes       parsed requests waiting, and the reader's own
-  + workers x graph_body_bytes           one Graph body per busy worker (4 downloading
-                                         at once, the rest holding a parsed answer)
+    reader, one line at a time           line_bytes of buffer and line, its text (up to
+                                         4 bytes a character), <= request_values parsed
+                                         values, the arguments re-encoded   ~14 MB
+  + (workers + inbox_depth) tool calls   arguments <= tool_arguments_bytes,
+                                         <= 0.7 MB each parsed              ~11 MB
+  + workers x one parsed Graph page      graph_body_bytes at ~3.8x parsed   ~61 MB
+                                         (at most graph_concurrency parsing at once)
   + (outbox_depth + workers + 1)
-      x response_bytes                   replies queued, waiting to be queued, being sent
-  + read_chunk_bytes                     the reader's one chunk in flight
+      x response_bytes                   replies queued, waiting, being sent ~17 MB
 
-With the defaults: 9 x 1 MB + 8 x 2 MB + 17 x 1 MB + 64 KiB ~= 42 MB of payload. Parsed
-JSON costs a small multiple of its bytes in Python objects (about 2.5x for Graph pages,
-bench/README.md), so the true ceiling is near 100 MB; typical use stays near 30 MB. A stalled
-stdout fills the outbox, then blocks the workers, then the inbox, then the reader:
-nothing grows past this product. ``docs/LIMITS.md`` lists each attack beside the
-limit that bounds it.
+about 100 MB in all, of which the client can drive about 42 MB whatever it sends. Counting
+a request's values before parsing (``request_values``) is what holds the client's part:
+1 MB of ``[{},{},...]`` is 24 MB once parsed. A stalled stdout fills the outbox, then
+blocks the workers and the reader, which stops reading stdin; a tool call past
+``workers + inbox_depth`` is answered "busy" at once instead of waiting. Measured: a
+stalled client sending 12 ``mail_list`` calls and 999 KB lines of small values, and a
+1 GB line, both stay within a few MB of start-up (bench/README.md).
 """
 
 from __future__ import annotations
@@ -29,10 +34,17 @@ class Limits:
     # --- stdio framing and the runtime -------------------------------------------------
     line_bytes: int = 1_000_000
     """Longest accepted input line, newline included. Longer lines are drained, not held."""
+    request_values: int = 10_000
+    """Most JSON values in one request line, object keys included, counted before parsing
+    (one per ``{``, ``[``, ``,`` and ``:`` outside strings, plus one): what a line costs once
+    parsed, not its bytes. A 1 MB line of ``[{},{},...]`` would be 24 MB of Python objects."""
+    tool_arguments_bytes: int = 131_072
+    """Largest ``tools/call`` ``arguments`` object, as compact UTF-8 JSON."""
     read_chunk_bytes: int = 65_536
     """Bytes asked of stdin per read (the Linux pipe capacity)."""
     inbox_depth: int = 8
-    """Parsed requests waiting for a free worker."""
+    """Tool calls waiting for a free worker; past ``workers + inbox_depth`` calls in flight
+    a further call is answered at once with a "busy, retry" result, never left waiting."""
     workers: int = 8
     """Requests handled at once; a fixed pool, never one task per request."""
     outbox_depth: int = 8

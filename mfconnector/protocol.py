@@ -8,6 +8,7 @@ shared/reference/mcp-spec-digest.md sections 2-5.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "modern_era",
     "negotiate_legacy",
     "server_info",
+    "unsupported_version",
 ]
 
 MODERN_VERSION = "2026-07-28"
@@ -71,11 +73,7 @@ def modern_era(params: dict[str, Any]) -> Era:
     if not isinstance(version, str):
         raise ProtocolError(INVALID_PARAMS, f"_meta {META_PROTOCOL_VERSION} must be a string")
     if version != MODERN_VERSION:
-        raise ProtocolError(
-            UNSUPPORTED_PROTOCOL_VERSION,
-            f"Unsupported protocol version {version[:64]!r}; use a supported version",
-            {"supported": list(SUPPORTED_VERSIONS), "requested": version},
-        )
+        raise unsupported_version(version)
     if META_CLIENT_CAPABILITIES not in meta:
         raise ProtocolError(
             INVALID_PARAMS, f"Missing required _meta field {META_CLIENT_CAPABILITIES}"
@@ -88,6 +86,36 @@ def modern_era(params: dict[str, Any]) -> Era:
             INVALID_PARAMS, f"_meta {META_LOG_LEVEL} must be one of {sorted(LOG_LEVELS)}"
         )
     return Era(MODERN_VERSION)
+
+
+HOW_TO_REACH = {
+    MODERN_VERSION: f"_meta {META_PROTOCOL_VERSION} on each request",
+    **{
+        version: "initialize (params.protocolVersion), then requests without it"
+        for version in LEGACY_VERSIONS
+    },
+}
+"""How a client reaches each supported version: a retry that follows this cannot loop."""
+
+
+def unsupported_version(requested: str) -> ProtocolError:
+    """-32022 that says how each supported version is reached, not only which exist.
+
+    ``supported`` lists every version (the seed requires it); a client that retries a
+    legacy version in ``_meta`` would be refused again, so the message and ``reach`` say
+    that the legacy versions are reached through ``initialize``.
+    """
+    shown = json.dumps(requested[:64])
+    message = (
+        f"Unsupported protocol version {shown} in _meta: per-request _meta serves "
+        f"{MODERN_VERSION} only; {' and '.join(LEGACY_VERSIONS)} are reached through "
+        "initialize (without _meta)"
+    )
+    return ProtocolError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        message,
+        {"supported": list(SUPPORTED_VERSIONS), "requested": requested, "reach": HOW_TO_REACH},
+    )
 
 
 def negotiate_legacy(requested: Any) -> str:

@@ -16,6 +16,7 @@ from mfconnector.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    BusyError,
     ProtocolError,
     ToolError,
     ToolInputError,
@@ -23,6 +24,7 @@ from mfconnector.errors import (
 from mfconnector.jsonrpc import (
     Notification,
     Request,
+    RequestId,
     encode_json,
     encode_with_result,
     result_response,
@@ -54,11 +56,16 @@ OLDEST_ERA_WITH_PROTOCOL_ARGUMENT_ERRORS = "2025-06-18"
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A ``tools/call`` routed and checked, waiting for a worker (it may wait on Graph)."""
+    """A ``tools/call`` routed and checked, waiting for a worker (it may wait on Graph).
 
-    request: Request
+    Only what the worker needs is kept: the rest of the request (``_meta`` and anything
+    else a client sent) is dropped before the call is queued.
+    """
+
+    request_id: RequestId
     era: Era
-    params: dict[str, Any]
+    name: str
+    arguments: dict[str, Any]
 
 
 @dataclass
@@ -71,8 +78,8 @@ class Reply:
     """The whole response line, already encoded (for results that never change)."""
 
 
-def _error_reply(request: Request, error: ProtocolError) -> Reply:
-    return Reply({"jsonrpc": "2.0", "id": request.id, "error": error.to_error_object()})
+def _error_reply(request_id: RequestId, error: ProtocolError) -> Reply:
+    return Reply({"jsonrpc": "2.0", "id": request_id, "error": error.to_error_object()})
 
 
 class McpServer:
@@ -104,18 +111,27 @@ class McpServer:
         try:
             return self._route(request)
         except ProtocolError as error:
-            return _error_reply(request, error)
+            return _error_reply(request.id, error)
         except Exception:
             log.exception("unexpected failure while routing %s", request.method[:100])
-            return _error_reply(request, ProtocolError(INTERNAL_ERROR, "Internal error"))
+            return _error_reply(request.id, ProtocolError(INTERNAL_ERROR, "Internal error"))
 
     async def call_tool(self, call: ToolCall) -> Reply:
         """Run a tool call (in a worker: it may wait on Graph) and wrap its result."""
         try:
-            result = await self._call_tool(call.params, call.era)
+            result = await self._call_tool(call)
         except ProtocolError as error:
-            return _error_reply(call.request, error)
-        return self._ok(call.request, result, call.era)
+            return _error_reply(call.request_id, error)
+        return self._ok(call.request_id, result, call.era)
+
+    def busy_reply(self, call: ToolCall, in_flight: int) -> Reply:
+        """The answer to a tool call past ``workers + inbox_depth``: not run, retry later."""
+        error = BusyError(
+            f"busy: {in_flight} tool calls are in flight, the most this server runs or "
+            "queues at once; this call was not run",
+            hint="retry when one of the earlier calls has been answered",
+        )
+        return self._ok(call.request_id, error_result(error), call.era)
 
     def notify(self, notification: Notification) -> None:
         """Notifications never get a reply (``notifications/cancelled`` is the runtime's)."""
@@ -133,11 +149,11 @@ class McpServer:
                     METHOD_NOT_FOUND,
                     "initialize is not a method of 2026-07-28; call server/discover",
                 )
-            return self._ok(request, self._initialize(params), Era(negotiate_legacy(None)))
+            return self._ok(request.id, self._initialize(params), Era(negotiate_legacy(None)))
         if is_modern(params):
             era = modern_era(params)
             if method == "server/discover":
-                return self._ok(request, self._discover(), era, cacheable=True)
+                return self._ok(request.id, self._discover(), era, cacheable=True)
             if method == "subscriptions/listen":
                 return self._listen(request)
         elif self._legacy_version is None:
@@ -158,14 +174,45 @@ class McpServer:
             result_json = self._tools_list_json[era.modern]
             return Reply(None, encoded=encode_with_result(request.id, result_json))
         if method == "tools/call":
-            return ToolCall(request, era, params)
+            return self._check_call(request.id, params, era)
         raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method[:100]}")
 
     @staticmethod
     def _ok(
-        request: Request, result: dict[str, Any], era: Era, *, cacheable: bool = False
+        request_id: RequestId, result: dict[str, Any], era: Era, *, cacheable: bool = False
     ) -> Reply:
-        return Reply(result_response(request.id, finish_result(result, era, cacheable=cacheable)))
+        return Reply(result_response(request_id, finish_result(result, era, cacheable=cacheable)))
+
+    def _check_call(
+        self, request_id: RequestId, params: dict[str, Any], era: Era
+    ) -> Reply | ToolCall:
+        """What can be checked without a worker: the name, and the shape and size of arguments."""
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise ProtocolError(INVALID_PARAMS, "tools/call needs params.name (a string)")
+        arguments = params.get("arguments", {})
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise ProtocolError(INVALID_PARAMS, "tools/call params.arguments must be an object")
+        if name not in self._tools:
+            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
+        limit = self._context.limits.tool_arguments_bytes
+        size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+        if size > limit:
+            message = (
+                f"Invalid arguments for {name}: {size:,} bytes as compact JSON, over the "
+                f"{limit:,}-byte limit for tool arguments"
+            )
+            return self._ok(request_id, self._argument_error(message, era), era)
+        return ToolCall(request_id, era, name, arguments)
+
+    @staticmethod
+    def _argument_error(message: str, era: Era) -> dict[str, Any]:
+        """Arguments that cannot be served: -32602 in 2025-06-18, an isError result after."""
+        if era.version == OLDEST_ERA_WITH_PROTOCOL_ARGUMENT_ERRORS:
+            raise ProtocolError(INVALID_PARAMS, message)
+        return error_result(ToolInputError(message, hint="fix the arguments and call again"))
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
@@ -212,26 +259,15 @@ class McpServer:
         }
         return Reply(None, [ack])
 
-    async def _call_tool(self, params: dict[str, Any], era: Era) -> dict[str, Any]:
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise ProtocolError(INVALID_PARAMS, "tools/call needs params.name (a string)")
-        arguments = params.get("arguments", {})
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise ProtocolError(INVALID_PARAMS, "tools/call params.arguments must be an object")
-        tool = self._tools.get(name)
-        if tool is None:
-            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
+    async def _call_tool(self, call: ToolCall) -> dict[str, Any]:
+        name, arguments = call.name, call.arguments
+        tool = self._tools[name]
         problems = argument_errors(
             self._schemas[name], arguments, self._context.limits.argument_errors_listed
         )
         if problems:
             message = f"Invalid arguments for {name}: " + "; ".join(problems)
-            if era.version == OLDEST_ERA_WITH_PROTOCOL_ARGUMENT_ERRORS:
-                raise ProtocolError(INVALID_PARAMS, message)
-            return error_result(ToolInputError(message, hint="fix the arguments and call again"))
+            return self._argument_error(message, call.era)
         try:
             structured = await tool.handler(self._context, arguments)
         except ToolError as error:

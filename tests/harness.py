@@ -51,6 +51,18 @@ def initialize(request_id: Any = 0, version: str = "2025-11-25") -> dict[str, An
     )
 
 
+def slow_inbox_fixtures(delay_ms: int) -> bytes:
+    """A fixture file whose inbox answers ``mail_list`` after ``delay_ms`` (``delayMs``)."""
+    entry = {
+        "request": {"method": "GET", "path": "/me/mailFolders/inbox/messages"},
+        "response": {
+            "delayMs": delay_ms,
+            "json": {"value": [{"id": "AAMk-slow-1", "subject": "late"}]},
+        },
+    }
+    return json.dumps({"responses": [entry]}).encode()
+
+
 async def _no_graph() -> Any:
     raise AssertionError("this test does not use Graph")
 

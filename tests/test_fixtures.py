@@ -20,6 +20,8 @@ from mfconnector.errors import FixtureError
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import (
     CHUNK_BYTES,
+    DELAY_MAX_MS,
+    FIXTURE_SCHEMA,
     FixtureSet,
     load_fixtures,
     parse_fixtures,
@@ -634,6 +636,15 @@ CASES: list[tuple[str, Any, list[str]]] = [
         ['missing required key "bytes"'],
     ),
     (
+        "delay too long",
+        _entry(response__delayMs=120_001),
+        ["response.delayMs must be an integer 0-120,000", "not 120001"],
+    ),
+    ("delay negative", _entry(response__delayMs=-1), ["response.delayMs must be an integer"]),
+    ("delay bool", _entry(response__delayMs=True), ["response.delayMs", "not true"]),
+    ("delay fraction", _entry(response__delayMs=1.5), ["response.delayMs", "not 1.5"]),
+    ("delay string", _entry(response__delayMs="5"), ["response.delayMs", 'not "5"']),
+    (
         "value not array",
         _entry(response__json={"value": {}}),
         ["response.json.value must be an array"],
@@ -751,6 +762,13 @@ def test_entry_refusals_name_the_entry_and_the_problem(
     assert "responses[1]" in message, message
     for fragment in fragments:
         assert fragment in message, message
+
+
+@pytest.mark.parametrize("delay", [0, 1, DELAY_MAX_MS - 1, DELAY_MAX_MS])
+def test_delay_is_loaded_up_to_its_limit(tmp_path: Path, delay: int) -> None:
+    entry = get("/me/messages", {"delayMs": delay, "json": {"value": []}})
+    fixture_set = load_fixtures(write(tmp_path, {"responses": [entry]}))
+    assert fixture_set.entries[0].response.delay_ms == delay
 
 
 def test_refusal_names_method_and_path(tmp_path: Path) -> None:
@@ -1133,3 +1151,15 @@ def test_readme_ids_are_what_the_readme_says(demo_doc: dict[str, Any]) -> None:
     newsletter = message("HTML newsletter")
     assert newsletter["hasAttachments"] is False
     assert [a["isInline"] for a in attachment_types("HTML newsletter")] == [True]
+
+
+def test_the_format_is_a_valid_json_schema_that_the_demo_meets(demo_doc: dict[str, Any]) -> None:
+    import copy
+
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(FIXTURE_SCHEMA)
+    assert Draft202012Validator(FIXTURE_SCHEMA).is_valid(demo_doc)
+    broken = copy.deepcopy(demo_doc)
+    broken["responses"][0]["response"]["delayMs"] = DELAY_MAX_MS + 1
+    assert not Draft202012Validator(FIXTURE_SCHEMA).is_valid(broken)

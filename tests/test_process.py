@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import trio
-from harness import initialize, request
+from harness import initialize, request, slow_inbox_fixtures
 from mcp_schemas import schema_errors
 
 SERVER = [sys.executable, "-m", "mfconnector"]
@@ -252,3 +252,42 @@ def test_a_bad_fixture_file_exits_2_with_one_line_naming_the_problem(
     lines = completed.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], lines
     assert "Traceback" not in completed.stderr.decode()
+
+
+def mail_list_call(request_id: int) -> dict[str, Any]:
+    return request(request_id, "tools/call", {"name": "mail_list", "arguments": {"limit": 50}})
+
+
+async def test_control_messages_get_through_while_every_worker_is_busy(tmp_path: Any) -> None:
+    """20 calls whose Graph answer takes 60 s: 16 run or wait, 4 are answered busy at once,
+    ping and discovery are answered, and a cancel for each of the 16 leaves nothing to
+    answer, so end of input exits at once instead of after the grace period with errors."""
+    path = tmp_path / "slow.json"
+    path.write_bytes(slow_inbox_fixtures(60_000))
+    calls = [mail_list_call(i) for i in range(20)]
+    ping = {"jsonrpc": "2.0", "id": "p", "method": "ping"}
+    cancels = [
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i}}
+        for i in range(16)
+    ]
+    early: list[dict[str, Any]] = []
+    with trio.fail_after(20):  # hang guard only
+        process = await start("--fixtures", str(path))
+        await process.stdin.send_all(b"".join(json.dumps(m).encode() + b"\n" for m in calls))
+        await process.stdin.send_all(json.dumps(ping).encode() + b"\n")
+        buffer = b""
+        while not any(reply.get("id") == "p" for reply in early):
+            buffer += await process.stdout.receive_some(1 << 16)
+            *complete, buffer = buffer.split(b"\n")
+            early += [json.loads(line) for line in complete]
+        stdout, stderr = await exchange(
+            process, send_lines(request("d", "server/discover"), *cancels)
+        )
+    assert buffer == b""
+    assert [reply["id"] for reply in early] == [16, 17, 18, 19, "p"]
+    assert all(
+        json.loads(r["result"]["content"][0]["text"])["error"]["kind"] == "busy" for r in early[:4]
+    )
+    assert [reply["id"] for reply in lines(stdout)] == ["d"]
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr

@@ -136,8 +136,30 @@ async def test_unsupported_modern_version_is_32022_with_supported_and_requested(
             request(4, "server/discover") | {"params": {"_meta": modern_meta(version)}}
         )
     assert_valid(MODERN, "UnsupportedProtocolVersionError", reply)
-    assert reply["error"]["code"] == -32022
-    assert reply["error"]["data"] == {"supported": ALL_VERSIONS, "requested": version}
+    assert reply["id"] == 4
+    error = reply["error"]
+    assert error["code"] == -32022
+    assert error["data"]["supported"] == ALL_VERSIONS
+    assert error["data"]["requested"] == version
+    # A client that retries a listed version must learn how to reach it, or it loops.
+    reach = error["data"]["reach"]
+    assert set(reach) == set(ALL_VERSIONS)
+    assert all("initialize" in reach[legacy] for legacy in ALL_VERSIONS[1:])
+    assert "_meta" in reach[MODERN] and "initialize" not in reach[MODERN]
+    assert "2025-11-25 and 2025-06-18 are reached through initialize" in error["message"]
+
+
+async def test_following_the_32022_advice_reaches_the_legacy_version() -> None:
+    async with open_session() as session:
+        refused = await session.call(
+            request(1, "tools/list") | {"params": {"_meta": modern_meta("2025-11-25")}}
+        )
+        assert refused["error"]["code"] == -32022
+        assert "initialize" in refused["error"]["data"]["reach"]["2025-11-25"]
+        accepted = await session.call(initialize(2, "2025-11-25"))
+        listed = await session.call(request(3, "tools/list", modern=False))
+    assert accepted["result"]["protocolVersion"] == "2025-11-25"
+    assert "tools" in listed["result"]
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 import math
 import re
@@ -26,6 +27,14 @@ from typing import Any, NoReturn
 from urllib.parse import unquote, urlsplit
 
 from mfconnector.errors import FixtureError
+from mfconnector.graph.fixture_schema import (
+    DELAY_MAX_MS,
+    FIXTURE_SCHEMA,
+    REPEAT_MAX_BYTES,
+    Problem,
+    entry_problems,
+    top_problems,
+)
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 
@@ -41,6 +50,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "CHUNK_BYTES",
+    "DELAY_MAX_MS",
+    "FIXTURE_SCHEMA",
     "REPEAT_MAX_BYTES",
     "SIGNIFICANT_QUERY_KEYS",
     "FixtureEntry",
@@ -54,8 +65,6 @@ __all__ = [
 
 CHUNK_BYTES = 64 * 1024
 """Largest chunk a served body is streamed in (httpcore's own network read size)."""
-REPEAT_MAX_BYTES = 50_000_000
-"""Largest generated ``repeat`` body: big enough to overrun any cap, small enough to stream."""
 MAX_JSON_DEPTH = 64
 """Deepest nesting accepted inside one ``json`` body (Graph answers nest about 8 deep)."""
 SIGNIFICANT_QUERY_KEYS = frozenset(
@@ -66,14 +75,7 @@ SIGNIFICANT_QUERY_KEYS = frozenset(
 A request carrying one of them is answered only by an entry that names it with the same
 value, so an unfiltered page can never pass for a filtered one."""
 
-_TOP_KEYS = frozenset({"graphRoot", "responses"})
-_ENTRY_KEYS = frozenset({"request", "response"})
-_REQUEST_KEYS = frozenset({"method", "path", "url", "query"})
-_RESPONSE_KEYS = frozenset({"status", "headers", "json", "text", "base64", "repeat"})
 _BODY_KEYS = ("json", "text", "base64", "repeat")
-_REPEAT_KEYS = frozenset({"text", "bytes"})
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAIL_PREFIXES = ("/me/messages", "/me/mailfolders")
@@ -101,6 +103,8 @@ class FixtureResponse:
     body: bytes | RepeatBody
     is_json: bool = False
     is_text: bool = False
+    delay_ms: int = 0
+    """How long the answer waits before it starts (slow Graph, offline)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +320,8 @@ def show_value(value: object, limit: int = 80) -> str:
     return escape_controls(shown)
 
 
-def _type_name(value: object) -> str:
+def type_name(value: object) -> str:
+    """What kind of JSON value ``value`` is, for "must be X, not Y" messages."""
     if isinstance(value, bool):
         return "a boolean"
     if value is None:
@@ -363,14 +368,13 @@ class _Loader:
             self.fail("", "malformed JSON: nested too deeply")
         except ValueError as err:  # int() limits and other number conversions
             self.fail("", f"malformed JSON: {escape_controls(str(err))[:200]}")
-        if not isinstance(doc, dict):
-            self.fail("", f"the top level must be an object, not {_type_name(doc)}")
-        self.check_keys("", doc, _TOP_KEYS, required=("responses",))
+        self.check_duplicate_keys("", doc, ())
+        problem = top_problems(doc)
+        if problem is not None:
+            self.fail_top(problem)
         if "graphRoot" in doc:
             self.graph_root = self.check_root(doc["graphRoot"])
         responses = doc["responses"]
-        if not isinstance(responses, list):
-            self.fail("responses", f"must be an array, not {_type_name(responses)}")
         entries: list[FixtureEntry] = []
         seen: dict[tuple[object, ...], str] = {}
         for index, raw in enumerate(responses):
@@ -385,24 +389,33 @@ class _Loader:
             entries.append(entry)
         return FixtureSet(self.source, self.graph_root, tuple(entries))
 
-    # --- structure --------------------------------------------------------------------
+    # --- structure: FIXTURE_SCHEMA, worded ---------------------------------------------
 
-    def check_keys(
-        self, where: str, obj: dict[str, Any], allowed: frozenset[str], required: tuple[str, ...]
-    ) -> None:
+    def fail_top(self, problem: Problem) -> NoReturn:
+        if problem.object_level:
+            self.fail(problem.name(), problem.text)
+        self.fail(problem.name(), problem.text if problem.path else f"the top level {problem.text}")
+
+    def fail_entry(self, where: str, problem: Problem) -> NoReturn:
+        name = problem.name()
+        if problem.object_level:
+            self.fail(f"{where} {name}" if name else where, problem.text)
+        self.fail(where, f"{name or 'an entry'} {problem.text}")
+
+    def check_duplicate_keys(self, where: str, obj: object, members: tuple[str, ...]) -> None:
+        """A repeated key is lost by any JSON parser; say where, for the structural objects."""
+        if not isinstance(obj, dict):
+            return
         if isinstance(obj, _DuplicateKeys):
             self.fail(where, f"key {show_value(obj.duplicate)} appears twice")
-        unknown = sorted(set(obj) - allowed)
-        if unknown:
-            names = ", ".join(show_value(key) for key in unknown[:5])
-            self.fail(where, f"unknown key {names} (allowed: {', '.join(sorted(allowed))})")
-        for key in required:
-            if key not in obj:
-                self.fail(where, f"missing required key {show_value(key)}")
+        for member in members:
+            inner = obj.get(member)
+            if isinstance(inner, _DuplicateKeys):
+                self.fail(where, f"{member} has the key {show_value(inner.duplicate)} twice")
 
     def check_root(self, root: object) -> str:
         if not isinstance(root, str):
-            self.fail("graphRoot", f"must be a string URL, not {_type_name(root)}")
+            self.fail("graphRoot", f"must be a string URL, not {type_name(root)}")
         try:
             parts = urlsplit(root)
             parts.port  # noqa: B018 - raises ValueError for a bad port
@@ -416,26 +429,20 @@ class _Loader:
 
     def check_entry(self, index: int, raw: object) -> FixtureEntry:
         where = f"responses[{index}]"
-        if not isinstance(raw, dict):
-            self.fail(where, f"an entry must be an object, not {_type_name(raw)}")
-        self.check_keys(where, raw, _ENTRY_KEYS, required=("request", "response"))
+        self.check_duplicate_keys(where, raw, ("request", "response"))
+        if isinstance(raw, dict):
+            self.check_duplicate_keys(f"{where} request", raw.get("request"), ("query",))
+        outside, inside = entry_problems(raw)
+        if outside is not None:
+            self.fail_entry(where, outside)
+        assert isinstance(raw, dict)
         request = raw["request"]
-        if not isinstance(request, dict):
-            self.fail(where, f"request must be an object, not {_type_name(request)}")
-        self.check_keys(f"{where} request", request, _REQUEST_KEYS, required=("method",))
         method = request["method"]
-        if method != "GET":
-            self.fail(
-                where,
-                f'request.method must be "GET" (the server is read-only), not {show_value(method)}',
-            )
-        has_path, has_url = "path" in request, "url" in request
-        if has_path == has_url:
-            self.fail(where, 'request needs exactly one of "path" or "url"')
-        query = self.check_string_map(where, "request.query", request.get("query", {}))
+        query = dict(request.get("query", {}))
+        self.check_no_surrogates(where, "request.query", query)
         path: str | None = None
         url_key: tuple[str, str, int, str] | None = None
-        if has_path:
+        if "path" in request:
             path = self.check_path(where, request["path"])
             label = f"{where} (GET {escape_controls(path[:160])})"
         else:
@@ -447,34 +454,18 @@ class _Loader:
                         label, f"request.query repeats {show_value(key)} from the url's own query"
                     )
                 query[key] = value
+        self.check_duplicate_keys(f"{label} response", raw["response"], ("headers", "repeat"))
+        if inside is not None:
+            self.fail_entry(label, inside)
         response = self.check_response(label, raw["response"], path)
         return FixtureEntry(index, label, method, path, url_key, query, response)
 
-    def check_string_map(self, where: str, name: str, obj: object) -> dict[str, str]:
-        if not isinstance(obj, dict):
-            self.fail(where, f"{name} must be an object of strings, not {_type_name(obj)}")
-        if isinstance(obj, _DuplicateKeys):
-            self.fail(where, f"{name} has the key {show_value(obj.duplicate)} twice")
+    def check_no_surrogates(self, where: str, name: str, obj: dict[str, str]) -> None:
         for key, value in obj.items():
-            if not key:
-                self.fail(where, f"{name} has an empty key")
-            if not isinstance(value, str):
-                self.fail(
-                    where, f"{name}[{show_value(key)}] must be a string, not {_type_name(value)}"
-                )
             if _SURROGATE.search(key) or _SURROGATE.search(value):
                 self.fail(where, f"{name}[{show_value(key)}] holds a lone surrogate escape")
-        return dict(obj)
 
-    def check_path(self, where: str, path: object) -> str:
-        if not isinstance(path, str):
-            self.fail(where, f"request.path must be a string, not {_type_name(path)}")
-        if not path.startswith("/"):
-            self.fail(where, f'request.path {show_value(path)} must start with "/"')
-        if "?" in path:
-            self.fail(
-                where, f"request.path {show_value(path)} must not hold a query; use request.query"
-            )
+    def check_path(self, where: str, path: str) -> str:
         if _SURROGATE.search(path):
             self.fail(where, f"request.path {show_value(path)} holds a lone surrogate escape")
         return path
@@ -483,7 +474,7 @@ class _Loader:
         self, where: str, url: object
     ) -> tuple[tuple[str, str, int, str], dict[str, str], str]:
         if not isinstance(url, str):
-            self.fail(where, f"request.url must be a string, not {_type_name(url)}")
+            self.fail(where, f"request.url must be a string, not {type_name(url)}")
         parts = _split(url)
         raw = urlsplit(url) if parts is not None else None
         if parts is None or raw is None or raw.scheme.lower() not in ("http", "https"):
@@ -507,32 +498,31 @@ class _Loader:
                 query[key] = unquote(value)
         return (scheme, host, port, unquote(raw_path) or "/"), query, shown
 
-    def check_response(self, label: str, response: object, path: str | None) -> FixtureResponse:
-        if not isinstance(response, dict):
-            self.fail(label, f"response must be an object, not {_type_name(response)}")
-        self.check_keys(f"{label} response", response, _RESPONSE_KEYS, required=())
+    def check_response(
+        self, label: str, response: dict[str, Any], path: str | None
+    ) -> FixtureResponse:
+        """Only what the schema cannot say: Content-Length digits, surrogates, bodies."""
         status = response.get("status", 200)
-        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-            self.fail(
-                label, f"response.status must be an integer 100-599, not {show_value(status)}"
-            )
-        headers = self.check_string_map(label, "response.headers", response.get("headers", {}))
+        headers: dict[str, str] = dict(response.get("headers", {}))
+        self.check_no_surrogates(label, "response.headers", headers)
         for name, value in headers.items():
-            if not _TOKEN.fullmatch(name):
-                bad = show_value(name)
-                self.fail(label, f"response.headers has an invalid header name {bad}")
-            if not _HEADER_VALUE.fullmatch(value):
-                self.fail(
-                    label,
-                    f"response.headers[{show_value(name)}] must be printable ASCII"
-                    " (no line breaks)",
-                )
             if name.lower() == "content-length" and not value.isdigit():
                 self.fail(label, 'response.headers["Content-Length"] must be a whole number')
+        delay = response.get("delayMs", 0)
+        answer = self.check_body(label, response, path, status, tuple(headers.items()))
+        return dataclasses.replace(answer, delay_ms=delay) if delay else answer
+
+    def check_body(
+        self,
+        label: str,
+        response: dict[str, Any],
+        path: str | None,
+        status: int,
+        pairs: tuple[tuple[str, str], ...],
+    ) -> FixtureResponse:
         present = [key for key in _BODY_KEYS if key in response]
         if len(present) > 1:
             self.fail(label, f"response has more than one body: {', '.join(present)}")
-        pairs = tuple(headers.items())
         if not present:
             return FixtureResponse(status, pairs, b"")
         kind = present[0]
@@ -542,14 +532,10 @@ class _Loader:
             encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
             return FixtureResponse(status, pairs, encoded.encode("utf-8"), is_json=True)
         if kind == "text":
-            if not isinstance(value, str):
-                self.fail(label, f"response.text must be a string, not {_type_name(value)}")
             if _SURROGATE.search(value):
                 self.fail(label, "response.text holds a lone surrogate escape (not UTF-8)")
             return FixtureResponse(status, pairs, value.encode("utf-8"), is_text=True)
         if kind == "base64":
-            if not isinstance(value, str):
-                self.fail(label, f"response.base64 must be a string, not {_type_name(value)}")
             try:
                 decoded = base64.b64decode(value.encode("ascii"), validate=True)
             except (UnicodeEncodeError, binascii.Error):
@@ -557,19 +543,10 @@ class _Loader:
             return FixtureResponse(status, pairs, decoded)
         return FixtureResponse(status, pairs, self.check_repeat(label, value))
 
-    def check_repeat(self, label: str, repeat: object) -> RepeatBody:
-        if not isinstance(repeat, dict):
-            self.fail(label, f"response.repeat must be an object, not {_type_name(repeat)}")
-        self.check_keys(f"{label} response.repeat", repeat, _REPEAT_KEYS, ("text", "bytes"))
+    def check_repeat(self, label: str, repeat: dict[str, Any]) -> RepeatBody:
         text, size = repeat["text"], repeat["bytes"]
-        if not isinstance(text, str) or not text or _SURROGATE.search(text):
+        if _SURROGATE.search(text):
             self.fail(label, "response.repeat.text must be a non-empty UTF-8 string")
-        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= REPEAT_MAX_BYTES:
-            self.fail(
-                label,
-                f"response.repeat.bytes must be an integer 0-{REPEAT_MAX_BYTES:,}, "
-                f"not {show_value(size)}",
-            )
         return RepeatBody(text, size)
 
     # --- json bodies ------------------------------------------------------------------
@@ -579,12 +556,12 @@ class _Loader:
         if isinstance(body, dict) and "value" in body:
             items = body["value"]
             if not isinstance(items, list):
-                self.fail(label, f"response.json.value must be an array, not {_type_name(items)}")
+                self.fail(label, f"response.json.value must be an array, not {type_name(items)}")
             for position, item in enumerate(items):
                 where = f"response.json.value[{position}]"
                 if not isinstance(item, dict):
                     self.fail(
-                        label, f"{where}: collection item must be an object, not {_type_name(item)}"
+                        label, f"{where}: collection item must be an object, not {type_name(item)}"
                     )
                 if not isinstance(item.get("id"), str):
                     self.fail(label, f'{where}: collection item has no string "id"')

@@ -1,0 +1,78 @@
+"""Counting a line's JSON values before parsing it, and finding its id without parsing it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mfconnector.jsoncost import values_over_limit
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5)
+    ),
+    max_leaves=40,
+)
+ids = st.integers() | st.text(max_size=20)
+
+
+def marks(value: Any) -> int:
+    """``{``, ``[``, ``,`` and ``:`` outside strings, counted from the value itself."""
+    if isinstance(value, list):
+        return 1 + max(len(value) - 1, 0) + sum(marks(item) for item in value)
+    if isinstance(value, dict):
+        return 1 + max(len(value) - 1, 0) + len(value) + sum(marks(v) for v in value.values())
+    return 0
+
+
+@given(json_values, st.sampled_from([None, (",", ":"), (", ", ": ")]))
+def test_the_count_is_exact_outside_strings_whatever_the_strings_hold(
+    value: Any, separators: tuple[str, str] | None
+) -> None:
+    line = json.dumps(value, separators=separators).encode()
+    count = 1 + marks(value)
+    assert values_over_limit(line, count) is None
+    over = values_over_limit(line, count - 1)
+    assert over is not None and over.values == count
+
+
+@given(ids, json_values, st.booleans())
+def test_the_id_of_a_refused_line_is_recovered_wherever_it_sits(
+    request_id: Any, params: Any, id_last: bool
+) -> None:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    if id_last:  # the TypeScript SDK's order
+        message = {"method": "tools/call", "params": params, "jsonrpc": "2.0", "id": request_id}
+    line = json.dumps(message).encode()
+    over = values_over_limit(line, 0)
+    assert over is not None
+    brackets_in_strings = any(mark in text for text in _strings(message) for mark in ("{", "["))
+    if brackets_in_strings:
+        assert over.top is None  # refused without an id rather than with a wrong one
+    else:
+        assert over.top is not None and over.top["id"] == request_id
+        assert over.top["jsonrpc"] == "2.0" and over.top["method"] == "tools/call"
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [k, *_strings(v)]]
+    return []
+
+
+def test_a_line_that_is_not_an_object_has_no_top() -> None:
+    for line in (b"[" * 50, b"[" + b"{}," * 100 + b"{}]", b'"' + b"," * 100):
+        over = values_over_limit(line, 10)
+        assert over is not None and over.top is None
