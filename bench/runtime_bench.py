@@ -21,6 +21,10 @@ targets of the runtime issue:
 
 Usage:
   .venv/bin/python bench/runtime_bench.py [--quick] [--only NAME[,NAME...]] [--json PATH]
+                                          [--stdio auto|fd|thread]
+
+``--stdio`` picks our server's protocol stream (MFC_STDIO): trio's FdStream or the thread
+stream that Windows uses; ``auto`` (the default) leaves the server's own choice.
 
 ``--quick`` runs 10 MB / 100 MB lines only and shortens every phase. Every loop is bounded
 in count and time, the servers only ever talk over pipes, and a watchdog kills a server
@@ -58,6 +62,8 @@ COMMANDS = {
     # The SDK's MCPServer (FastMCP) with its one account_status tool, for context.
     "fastmcp": [sys.executable, SDK_SERVER],
 }
+ENVIRONMENTS: dict[str, dict[str, str]] = {}
+"""Extra environment per server kind (main() sets MFC_STDIO for ours from --stdio)."""
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -138,6 +144,7 @@ class Server:
             stderr=self._stderr,
             cwd=ROOT,
             bufsize=0,
+            env={**os.environ, **ENVIRONMENTS.get(kind, {})},
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.in_fd = self.proc.stdin.fileno()
@@ -1257,7 +1264,15 @@ def main(argv: list[str] | None = None) -> int:
         help=f"run only these scenarios: {', '.join(SCENARIOS)}",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH")
+    parser.add_argument(
+        "--stdio",
+        choices=["auto", "fd", "thread"],
+        default="auto",
+        help="our server's protocol stream, passed as MFC_STDIO (default: the server's choice)",
+    )
     args = parser.parse_args(argv)
+    if args.stdio != "auto":
+        ENVIRONMENTS["ours"] = {"MFC_STDIO": args.stdio}
     chosen = [name for item in args.only for name in item.split(",") if name] or list(SCENARIOS)
     unknown = [name for name in chosen if name not in RUNNERS]
     if unknown:
@@ -1270,7 +1285,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# runtime bench, {datetime.date.today().isoformat()}")
     print(f"machine: {machine()}")
     print(
-        f"mcp SDK {version('mcp')}. ours: python -m mfconnector (live mode, not signed in). "
+        f"mcp SDK {version('mcp')}. ours: python -m mfconnector (live mode, not signed in, "
+        f"stdio stream: {args.stdio}). "
         "sdk: bench/sdk_server.py --tools-json (low-level Server, our 8 tool definitions). "
         "sdk MCPServer: bench/sdk_server.py (FastMCP style, 1 tool)."
     )

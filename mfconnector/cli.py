@@ -238,19 +238,28 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
 
     from mfconnector.runtime import Runtime
     from mfconnector.server import McpServer
-    from mfconnector.stdio import claim_stdio, open_protocol_streams
+    from mfconnector.stdio import StdioChoiceError, choose_stdio, claim_stdio, open_protocol_streams
     from mfconnector.tools import ALL_TOOLS
 
     try:
+        stdio = choose_stdio()
         context, graph = _context(args, limits)
-    except (FixtureError, UsageError) as error:
+    except (StdioChoiceError, FixtureError, UsageError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(ALL_TOOLS, context)
-    fds = claim_stdio()
+    try:
+        fds = claim_stdio()
+    except OSError as error:  # for example started without stdin (pythonw, a closed fd 0)
+        print(
+            f"mfconnector: stdin and stdout must be open for the protocol: {error.strerror}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    logging.getLogger("mfconnector.stdio").info("protocol stream: %s", stdio)
 
     async def run() -> None:
-        receive, send = open_protocol_streams(fds)
+        receive, send = open_protocol_streams(fds, stdio)
         try:
             async with trio.open_nursery() as nursery:
                 reading = trio.CancelScope()
@@ -273,12 +282,13 @@ async def _watch_signals(
     *,
     task_status: trio.TaskStatus[None],
 ) -> None:
-    """SIGTERM/SIGINT: the first stops reading (in-flight requests finish), the second stops all."""
-    import signal
-
+    """SIGTERM/SIGINT (and Ctrl+Break on Windows): the first stops reading (in-flight requests
+    finish), the second stops all."""
     import trio
 
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    from mfconnector.shutdown import shutdown_signals
+
+    with trio.open_signal_receiver(*shutdown_signals()) as signals:
         task_status.started()
         count = 0
         async for signum in signals:

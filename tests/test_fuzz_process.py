@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -30,6 +31,8 @@ from hypothesis import strategies as st
 from mfconnector.limits import DEFAULT_LIMITS
 
 FUZZ_EXAMPLES = 25
+STREAMS = ["fd", "thread"] if hasattr(trio.lowlevel, "FdStream") else ["thread"]
+"""Each example runs over one of the protocol streams (MFC_STDIO), so both are fuzzed."""
 """About 1 s per example on a loaded 2-core machine (one server process each)."""
 
 FIXTURES = {
@@ -148,12 +151,13 @@ def chunks(data: bytes, cuts: list[int]) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(points) if b > a]
 
 
-async def run_server(fixtures: Path, pieces: list[bytes]) -> tuple[bytes, bytes, int]:
+async def run_server(fixtures: Path, pieces: list[bytes], stdio: str) -> tuple[bytes, bytes, int]:
     process = await trio.lowlevel.open_process(
         [sys.executable, "-m", "mfconnector", "--fixtures", str(fixtures)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env={**os.environ, "MFC_STDIO": stdio},
     )
     out: dict[str, bytes] = {}
 
@@ -190,13 +194,14 @@ def fixture_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(
     steps=st.lists(step, min_size=1, max_size=40),
     cuts=st.lists(st.integers(min_value=0, max_value=1 << 24), max_size=12),
+    stdio=st.sampled_from(STREAMS),
 )
 def test_any_stream_gets_exactly_the_replies_it_should(
-    fixture_file: Path, steps: list[tuple[str, Any]], cuts: list[int]
+    fixture_file: Path, steps: list[tuple[str, Any]], cuts: list[int], stdio: str
 ) -> None:
     plan = build_plan(steps)
     data = b"".join(plan.lines)
-    stdout, stderr, code = trio.run(run_server, fixture_file, chunks(data, cuts))
+    stdout, stderr, code = trio.run(run_server, fixture_file, chunks(data, cuts), stdio)
 
     assert code == 0
     assert b"Traceback" not in stderr, stderr.decode(errors="replace")[-2000:]

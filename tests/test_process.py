@@ -1,4 +1,8 @@
-"""The real server process over real pipes: bad input, end of input, signals, a closed stdout."""
+"""The real server process over real pipes: bad input, end of input, signals, a closed stdout.
+
+Tests of stdio behaviour run over both protocol streams (``MFC_STDIO=fd`` and ``thread``,
+the one Windows uses), through the ``stdio`` fixture; the others use the default stream.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +20,30 @@ from mcp_schemas import schema_errors
 
 SERVER = [sys.executable, "-m", "mfconnector"]
 CHUNK = b"y" * (1 << 20)
+STREAMS = ["fd", "thread"] if hasattr(trio.lowlevel, "FdStream") else ["thread"]
 
 
-async def start(*args: str) -> trio.Process:
+@pytest.fixture(params=STREAMS)
+def stdio(request: pytest.FixtureRequest) -> str:
+    """The protocol stream the server is started with (MFC_STDIO)."""
+    value: str = request.param
+    return value
+
+
+def server_env(stdio: str | None) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "MFC_STDIO"}
+    if stdio is not None:
+        env["MFC_STDIO"] = stdio
+    return env
+
+
+async def start(*args: str, stdio: str | None = None) -> trio.Process:
     return await trio.lowlevel.open_process(
-        [*SERVER, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*SERVER, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server_env(stdio),
     )
 
 
@@ -74,7 +97,7 @@ def send_lines(*messages: Any) -> Any:
 
 
 @pytest.mark.slow
-async def test_a_100_mb_line_is_drained_and_the_next_request_answered() -> None:
+async def test_a_100_mb_line_is_drained_and_the_next_request_answered(stdio: str) -> None:
     async def writer(stdin: Any) -> None:
         await stdin.send_all(b'{"jsonrpc":"2.0","id":1,"method":"')
         for _ in range(100):
@@ -82,7 +105,7 @@ async def test_a_100_mb_line_is_drained_and_the_next_request_answered() -> None:
         await stdin.send_all(b'"}\n' + json.dumps(request(2, "server/discover")).encode() + b"\n")
 
     with trio.fail_after(60):
-        process = await start()
+        process = await start(stdio=stdio)
         stdout, stderr = await exchange(process, writer)
     replies = lines(stdout)
     assert process.returncode == 0
@@ -92,9 +115,9 @@ async def test_a_100_mb_line_is_drained_and_the_next_request_answered() -> None:
     assert b"Traceback" not in stderr
 
 
-async def test_invalid_utf8_and_garbage_then_serving_continues() -> None:
+async def test_invalid_utf8_and_garbage_then_serving_continues(stdio: str) -> None:
     with trio.fail_after(20):
-        process = await start()
+        process = await start(stdio=stdio)
         stdout, stderr = await exchange(
             process,
             send_lines(
@@ -114,21 +137,22 @@ async def test_invalid_utf8_and_garbage_then_serving_continues() -> None:
     assert b"Traceback" not in stderr
 
 
-async def test_end_of_input_exits_zero_after_answering() -> None:
+async def test_end_of_input_exits_zero_after_answering(stdio: str) -> None:
     messages = [
         request(i, "tools/call", {"name": "account_status", "arguments": {}}) for i in range(16)
     ]
     with trio.fail_after(20):
-        process = await start()
+        process = await start(stdio=stdio)
         stdout, _ = await exchange(process, send_lines(*messages))
     assert sorted(reply["id"] for reply in lines(stdout)) == list(range(16))
     assert process.returncode == 0
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-async def test_signals_end_the_process_quietly(signum: int) -> None:
+async def test_signals_end_the_process_quietly(signum: int, stdio: str) -> None:
+    """stdin stays open: the thread stream's blocked read must not keep the process alive."""
     with trio.fail_after(20):
-        process = await start()
+        process = await start(stdio=stdio)
         await process.stdin.send_all(json.dumps(request(1, "server/discover")).encode() + b"\n")
         first = await process.stdout.receive_some(1 << 16)
         process.send_signal(signum)
@@ -139,9 +163,9 @@ async def test_signals_end_the_process_quietly(signum: int) -> None:
     assert b"Traceback" not in stderr
 
 
-async def test_a_closed_stdout_ends_the_process_quietly() -> None:
+async def test_a_closed_stdout_ends_the_process_quietly(stdio: str) -> None:
     with trio.fail_after(20):
-        process = await start()
+        process = await start(stdio=stdio)
         await process.stdout.aclose()
         for i in range(50):
             try:
@@ -156,7 +180,94 @@ async def test_a_closed_stdout_ends_the_process_quietly() -> None:
     assert b"Traceback" not in stderr
 
 
-async def test_nothing_but_protocol_reaches_stdout_even_from_stray_writes() -> None:
+def padded_tools_list(request_id: int) -> bytes:
+    """A 1,000-byte request line (one atomic pipe write) whose reply is the 7.5 KB tool list."""
+    line = json.dumps(request(request_id, "tools/list", {"pad": ""})).encode()
+    return line.replace(b'"pad": ""', b'"pad": "' + b"p" * (999 - len(line)) + b'"') + b"\n"
+
+
+async def fill_until_stalled(process: trio.Process) -> int:
+    """Write requests without reading stdout until the server stops taking them.
+
+    Returns how many were written. Stalled means 20 tries in a row, 20 ms apart, found the
+    stdin pipe full; a server that kept reading would empty it again. The server must be
+    serving first (one round trip), or a slow start-up would look like a stall.
+    """
+    await process.stdin.send_all(json.dumps(request("ready", "server/discover")).encode() + b"\n")
+    reply = b""
+    while not reply.endswith(b"\n"):
+        reply += await process.stdout.receive_some(1 << 16)
+    assert json.loads(reply)["id"] == "ready"
+    fd = process.stdin.fileno()  # non-blocking: trio set it so
+    count = idle = 0
+    while idle < 20:
+        assert count * 1000 < 64 << 20, "the server kept reading while nobody read stdout"
+        try:
+            os.write(fd, padded_tools_list(count))
+        except BlockingIOError:
+            idle += 1
+            await trio.sleep(0.02)
+            continue
+        count += 1
+        idle = 0
+    return count
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs F_GETPIPE_SZ (Linux)")
+async def test_a_client_that_stops_reading_stops_the_server_reading(stdio: str) -> None:
+    """Backpressure end to end: input is let in only up to a bound, and nothing is lost."""
+    import fcntl
+
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    with trio.fail_after(60):
+        process = await start(stdio=stdio)
+        written = await fill_until_stalled(process)
+        stdin_pipe = fcntl.fcntl(process.stdin.fileno(), fcntl.F_GETPIPE_SZ)
+        await process.stdin.aclose()
+        stdout = await read_all(process.stdout)
+        await process.wait()
+    # Let in: what the stdin pipe holds, the reader's one chunk, and the lines whose
+    # replies are queued (outbox, writer's batch, the 64 KiB stdout pipe: about 55).
+    assert written * 1000 <= stdin_pipe + DEFAULT_LIMITS.read_chunk_bytes + 100 * 1000
+    ids = [json.loads(line)["id"] for line in stdout.splitlines()]
+    assert ids == list(range(written)), "every request written must be answered, in order"
+    assert process.returncode == 0
+
+
+async def test_signals_end_a_process_whose_client_stopped_reading(stdio: str) -> None:
+    """The first signal finishes what is in flight; the second stops a writer stuck on a
+    stdout nobody reads (for the thread stream: a thread blocked in a write) at once."""
+    with trio.fail_after(30):
+        process = await start("--log-level", "info", stdio=stdio)
+        await fill_until_stalled(process)
+        log = bytearray()
+        process.send_signal(signal.SIGTERM)
+        while b"finishing in-flight requests" not in log:
+            chunk = await process.stderr.receive_some(1 << 16)
+            assert chunk, f"stderr ended before the first signal was seen: {bytes(log)!r}"
+            log += chunk
+        process.send_signal(signal.SIGTERM)
+        await process.wait()
+        log += await read_all(process.stderr)
+    assert process.returncode == 0
+    assert b"stopping now" in log
+    assert b"Traceback" not in log
+
+
+async def test_an_unknown_stdio_stream_is_refused_at_start_up() -> None:
+    with trio.fail_after(20):
+        process = await start(stdio="threads")
+        stdout, stderr = await exchange(process, send_lines(request(1, "server/discover")))
+    assert process.returncode == 2
+    assert stdout == b""
+    assert stderr.decode().strip().splitlines() == [
+        "mfconnector: MFC_STDIO='threads' is not a stdio stream; use 'fd' (Unix), 'thread', "
+        "or leave it unset for the platform's default"
+    ]
+
+
+async def test_nothing_but_protocol_reaches_stdout_even_from_stray_writes(stdio: str) -> None:
     code = (
         "import os, sys, runpy; sys.argv=['mfconnector'];"
         "import mfconnector.stdio as s; orig=s.claim_stdio\n"
@@ -171,10 +282,25 @@ async def test_nothing_but_protocol_reaches_stdout_even_from_stray_writes() -> N
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env=server_env(stdio),
         )
         stdout, stderr = await exchange(process, send_lines(request(1, "server/discover")))
     assert [reply["id"] for reply in lines(stdout)] == [1]
     assert b"stray print" in stderr and b"stray fd write" in stderr
+
+
+@pytest.mark.parametrize("fd", [0, 1])
+def test_a_missing_stdin_or_stdout_is_one_clear_line_and_exit_2(fd: int) -> None:
+    code = (
+        f"import os; os.close({fd}); from mfconnector.cli import main; raise SystemExit(main([]))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=20, check=False
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.decode().splitlines() == [
+        "mfconnector: stdin and stdout must be open for the protocol: Bad file descriptor"
+    ]
 
 
 def test_version_flag_and_bad_flags() -> None:
