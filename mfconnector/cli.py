@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.net.settings import NetworkSettings
     from mfconnector.tools.base import ToolContext
 
 __all__ = ["build_parser", "main"]
@@ -70,12 +71,30 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
     for name, text in (
-        ("login", "sign in with a device code (prompt on stderr)"),
+        ("login", "sign in: in a web browser, or with --device-code (messages on stderr)"),
         ("logout", "remove the signed-in account from the token cache"),
         ("status", "show account, tenant, scopes, cache location and token expiry"),
     ):
         sub = commands.add_parser(name, help=text)
         _add_auth_arguments(sub)
+        if name == "login":
+            flow = sub.add_mutually_exclusive_group()
+            flow.add_argument(
+                "--device-code",
+                dest="login_method",
+                action="store_const",
+                const="device-code",
+                help="show a code to enter on any device's browser (for SSH sessions and "
+                "machines without a browser)",
+            )
+            flow.add_argument(
+                "--browser",
+                dest="login_method",
+                action="store_const",
+                const="browser",
+                help="sign in in a web browser on this computer (the default when one can be "
+                "opened)",
+            )
     return parser
 
 
@@ -165,12 +184,14 @@ def _context(args: argparse.Namespace, limits: Limits) -> tuple[ToolContext, _La
     else:
         mode = "live"
         source = None
-        token_provider, user_path, root, all_files = _live_auth(args)
+        token_provider, user_path, root, network, all_files = _live_auth(args)
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
 
-            return GraphClient(token_provider=token_provider, limits=limits, root=root)
+            return GraphClient(
+                token_provider=token_provider, limits=limits, root=root, network=network
+            )
 
     graph = _LazyGraph(make)
     context = ToolContext(
@@ -211,8 +232,10 @@ def _time_zone(args: argparse.Namespace) -> str | None:
     return str(name)
 
 
-def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, bool]:
-    """The token provider, the owner's Graph path, the Graph root, and ``--all-files``."""
+def _live_auth(
+    args: argparse.Namespace,
+) -> tuple[TokenProvider, str, str, NetworkSettings | None, bool]:
+    """Token provider, user path, Graph root, network settings and ``--all-files``."""
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 
     try:
@@ -221,16 +244,16 @@ def _live_auth(args: argparse.Namespace) -> tuple[TokenProvider, str, str, bool]
     except ImportError:
         from mfconnector.auth import StaticTokenProvider
 
-        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, False
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, None, False
     from mfconnector.auth import UnavailableTokenProvider
     from mfconnector.errors import AuthError
 
     try:
         config = auth_config_from_args(args)
     except AuthError as error:
-        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, False
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None, False
     provider = build_token_provider(config)
-    return provider, config.user_path, config.graph_root, config.all_files
+    return provider, config.user_path, config.graph_root, config.network, config.all_files
 
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:

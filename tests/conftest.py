@@ -1,11 +1,20 @@
-"""Fixtures shared by the test modules that talk to a real HTTP server on 127.0.0.1."""
+"""Fixtures and settings shared by the test modules (a loopback Graph on 127.0.0.1, hypothesis)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 from loopback import LoopbackServer
+
+# Properties assert behaviour, never wall-clock time: on a loaded 2-core CI machine a single
+# example can take longer than hypothesis's default 200 ms deadline without anything being
+# wrong, so the suite runs without deadlines (hang guards stay, as trio.fail_after).
+settings.register_profile(
+    "mfconnector", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("mfconnector")
 
 
 @pytest.fixture

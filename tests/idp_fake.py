@@ -7,11 +7,18 @@ uses (OpenID configuration, instance discovery, device code, token responses and
 error bodies, an unsigned but real-shaped ``id_token`` JWT and ``client_info``), so msal's own
 code runs for real, offline. Every request is recorded; every secret it hands out is listed
 in ``secrets()`` so tests can prove none of them reaches a terminal or a log.
+
+Browser sign-in: ``authorize(url)`` is what the sign-in page does for a user who signs in
+(or declines): it checks the authorization request (client, loopback redirect, PKCE S256,
+``form_post``) and returns the form the browser then POSTs to the redirect URI. The token
+endpoint redeems that code once, only with the matching ``code_verifier`` and redirect URI.
+``answer_http`` serves the same endpoints to a real HTTPS server (``serve_idp``).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import secrets
 import threading
@@ -19,7 +26,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import requests
 
@@ -140,6 +147,23 @@ def _errors() -> dict[str, tuple[int, dict[str, Any]]]:
             "for use by Microsoft Account users only. Please use the /consumers endpoint to "
             "serve this request.",
         ),
+        "device_code_blocked": aad_error(
+            "invalid_grant",
+            530033,
+            "Access has been blocked by conditional access policies. The authentication "
+            "flows policy does not allow the device code flow.",
+        ),
+        "redirect_uri_mismatch": aad_error(
+            "invalid_request",
+            50011,
+            "The redirect URI 'http://localhost:12345' specified in the request does not "
+            "match the redirect URIs configured for the application.",
+        ),
+        "user_declined": aad_error(
+            "access_denied",
+            65004,
+            "User declined to consent to access the app.",
+        ),
         "bad_secret": aad_error(
             "invalid_client",
             7000215,
@@ -183,6 +207,14 @@ class Recorded:
     def grant_type(self) -> str | None:
         value = self.data.get("grant_type")
         return str(value) if value is not None else None
+
+
+@dataclass
+class AuthorizeAnswer:
+    """Where the sign-in page sends the browser next, and the form it posts there."""
+
+    redirect_uri: str
+    form: dict[str, str]
 
 
 @dataclass
@@ -243,6 +275,12 @@ class FakeIdP:
         self.assertions: list[str] = []
         self.device_codes: dict[str, list[Any]] = {}
         """device code -> [polls so far, scope asked for at the devicecode endpoint]"""
+        self.authorize_error: str | None = None
+        """An ERRORS key the sign-in page answers instead of a code (a declined consent)."""
+        self.auth_codes: dict[str, dict[str, str]] = {}
+        """authorization code -> the request it answered (challenge, redirect, scope, nonce)"""
+        self.authorize_requests: list[dict[str, str]] = []
+        self.issued_codes: list[str] = []
         self.valid_refresh_tokens: set[str] = set()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -256,6 +294,7 @@ class FakeIdP:
             values = [*self.access_tokens, *self.refresh_tokens, *self.id_tokens]
             values += self.assertions
             values += list(self.device_codes)
+            values += self.issued_codes
         if self.client_secret:
             values.append(self.client_secret)
         return values
@@ -285,6 +324,55 @@ class FakeIdP:
 
     def close(self) -> None:
         pass
+
+    # --- the browser's side -------------------------------------------------------------------
+
+    def authorize(self, url: str) -> AuthorizeAnswer:
+        """The sign-in page: check the request, sign the user in, answer with a form_post."""
+        parts = urlsplit(url)
+        query = dict(parse_qsl(parts.query))
+        with self._lock:
+            self.authorize_requests.append(query)
+        redirect = query.get("redirect_uri", "")
+        if parts.hostname != self.host or not parts.path.endswith("/oauth2/v2.0/authorize"):
+            raise AssertionError(f"not an authorize URL of {self.host}: {parts.path}")
+        if query.get("client_id") != self.client_id:
+            raise AssertionError("authorize: unknown client id")
+        if not redirect.startswith("http://localhost:"):
+            raise AssertionError(f"authorize: not a loopback redirect: {redirect}")
+        if query.get("response_mode") != "form_post" or query.get("response_type") != "code":
+            raise AssertionError("authorize: expected response_type=code, response_mode=form_post")
+        if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
+            raise AssertionError("authorize: PKCE S256 is required")
+        state = query.get("state", "")
+        if self.authorize_error:
+            _, body = ERRORS[self.authorize_error]
+            return AuthorizeAnswer(
+                redirect,
+                {
+                    "error": str(body["error"]),
+                    "error_description": str(body["error_description"]),
+                    "state": state,
+                },
+            )
+        code = "0.AXkA" + secrets.token_urlsafe(120)
+        with self._lock:
+            self.issued_codes.append(code)
+            self.auth_codes[code] = {
+                "challenge": query["code_challenge"],
+                "redirect_uri": redirect,
+                "scope": query.get("scope", ""),
+                "nonce": query.get("nonce", ""),
+            }
+        return AuthorizeAnswer(redirect, {"code": code, "state": state})
+
+    def answer_http(self, method: str, url: str, body: bytes, headers: dict[str, str]) -> Any:
+        """The endpoints as a real server sees them: form bodies, query strings."""
+        query = dict(parse_qsl(urlsplit(url).query))
+        data = dict(parse_qsl(body.decode("utf-8"))) if body else None
+        if method == "GET":
+            return self.get(url, params=query, headers=headers)
+        return self.post(url, params=query, data=data, headers=headers)
 
     # --- routing ------------------------------------------------------------------------------
 
@@ -340,6 +428,8 @@ class FakeIdP:
                 return self._refresh(r)
             if grant == "client_credentials":
                 return self._client_credentials(r, tenant)
+            if grant == "authorization_code":
+                return self._code_token(r)
             return aad_error(
                 "unsupported_grant_type", 70003, "The app requested an unsupported grant type."
             )
@@ -473,6 +563,23 @@ class FakeIdP:
             return ERRORS[self.device_outcome]
         return 200, self._user_tokens(scope)
 
+    def _code_token(self, r: Recorded) -> tuple[int, dict[str, Any]]:
+        """Redeem an authorization code once, with the PKCE verifier and the same redirect."""
+        code = str(r.data.get("code"))
+        with self._lock:
+            request = self.auth_codes.pop(code, None)
+        if request is None:
+            return aad_error("invalid_grant", 70008, "The provided authorization code expired.")
+        verifier = str(r.data.get("code_verifier", ""))
+        challenge = b64url(hashlib.sha256(verifier.encode("ascii")).digest())
+        if challenge != request["challenge"]:
+            return aad_error(
+                "invalid_grant", 501481, "The Code_Verifier does not match the code_challenge."
+            )
+        if r.data.get("redirect_uri") != request["redirect_uri"]:
+            return ERRORS["redirect_uri_mismatch"]
+        return 200, self._user_tokens(request["scope"], nonce=request["nonce"])
+
     def _refresh(self, r: Recorded) -> tuple[int, dict[str, Any]]:
         if self.refresh_error:
             return ERRORS[self.refresh_error]
@@ -535,7 +642,7 @@ class FakeIdP:
             "access_token": token,
         }
 
-    def _user_tokens(self, requested_scope: str) -> dict[str, Any]:
+    def _user_tokens(self, requested_scope: str, *, nonce: str = "") -> dict[str, Any]:
         now = int(time.time())
         user = self.user
         api_scopes = [
@@ -580,6 +687,7 @@ class FakeIdP:
                 "tid": user.tid,
                 "uti": secrets.token_urlsafe(16),
                 "ver": "2.0",
+                **({"nonce": nonce} if nonce else {}),
             }
         )
         with self._lock:

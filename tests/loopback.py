@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -198,10 +199,27 @@ class _Server(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(("127.0.0.1", 0), _Handler)
 
+    def get_request(self) -> tuple[Any, Any]:
+        sock, address = super().get_request()
+        if self.owner.tls is None:
+            return sock, address
+        # The handshake runs in the handler's thread (finish_request), not the accept loop.
+        return self.owner.tls.wrap_socket(
+            sock, server_side=True, do_handshake_on_connect=False
+        ), address
+
     def finish_request(self, request: Any, client_address: Any) -> None:
         with self.owner._lock:
             self.owner._connections.add(request)
         try:
+            if isinstance(request, ssl.SSLSocket):
+                request.settimeout(_SOCKET_TIMEOUT_SECONDS)
+                try:
+                    request.do_handshake()
+                except (ssl.SSLError, OSError):
+                    with self.owner._lock:
+                        self.owner.tls_failures += 1
+                    return
             super().finish_request(request, client_address)
         finally:
             with self.owner._lock:
@@ -219,6 +237,10 @@ class LoopbackServer:
     _connections: set[socket.socket] = field(default_factory=set)
     _server: _Server | None = None
     _thread: threading.Thread | None = None
+    tls: ssl.SSLContext | None = None
+    """A server-side context makes this an HTTPS server (``url`` then says https)."""
+    tls_failures: int = 0
+    """Connections whose TLS handshake failed (the client refused the certificate)."""
 
     def start(self) -> LoopbackServer:
         self._server = _Server(self)
@@ -262,8 +284,9 @@ class LoopbackServer:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``, no trailing slash."""
-        return f"http://127.0.0.1:{self.port}"
+        """``http://127.0.0.1:<port>`` (https with ``tls``), no trailing slash."""
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def route(self, method: str, path: str, *replies: ReplySource) -> None:
         """Answer ``method path`` (path without query) with these replies, in order.

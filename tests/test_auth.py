@@ -41,6 +41,7 @@ from mfconnector.auth.config import (
 )
 from mfconnector.auth.errors import aadsts_codes, auth_error_from_result
 from mfconnector.auth.msal_provider import MsalTokenProvider, build_token_provider
+from mfconnector.auth.persistence import ENCRYPTED_STORES
 from mfconnector.errors import AuthError
 
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
@@ -62,10 +63,15 @@ def headless(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
         return
     import msal_extensions
 
-    def no_keyring(location: str) -> Any:
+    def no_keyring(location: str, **kwargs: Any) -> Any:
         raise ImportError("Unable to import module 'gi'")
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", no_keyring)
+    for store in (
+        "FilePersistenceWithDataProtection",
+        "KeychainPersistence",
+        "LibsecretPersistence",
+    ):
+        monkeypatch.setattr(msal_extensions, store, no_keyring)
 
 
 @pytest.fixture
@@ -97,7 +103,9 @@ def idp() -> FakeIdP:
 def sign_in(config: AuthConfig, idp: FakeIdP, **kwargs: Any) -> str:
     """Run the real ``login`` command; return what it printed (to its stream)."""
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out, **kwargs) == 0, out.getvalue()
+    assert (
+        commands.login(config, method="device-code", http_client=idp, stream=out, **kwargs) == 0
+    ), out.getvalue()
     return out.getvalue()
 
 
@@ -279,7 +287,9 @@ def test_auth_package_does_not_import_msal() -> None:
 def test_login_prints_the_code_to_stderr_only(
     config: AuthConfig, idp: FakeIdP, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert commands.login(config, http_client=idp) == 0  # default stream: sys.stderr
+    assert (
+        commands.login(config, method="device-code", http_client=idp) == 0
+    )  # default stream: sys.stderr
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "https://microsoft.com/devicelogin" in captured.err
@@ -345,7 +355,9 @@ def test_login_cancel_returns_130_promptly(config: AuthConfig) -> None:
     started = time.monotonic()
     timer.start()
     try:
-        code = commands.login(config, http_client=idp, stream=out, cancel=cancel)
+        code = commands.login(
+            config, method="device-code", http_client=idp, stream=out, cancel=cancel
+        )
     finally:
         timer.cancel()
     assert code == 130
@@ -370,7 +382,7 @@ def test_login_ctrl_c_in_a_real_process(cache_path: Path) -> None:
         f"config = AuthConfig(client_id={CLIENT_ID!r}, cache_path=Path(sys.argv[1]),\n"
         "                    allow_plaintext_cache=True)\n"
         f"idp = FakeIdP(client_id={CLIENT_ID!r}, device_outcome='pending', interval=5)\n"
-        "sys.exit(login(config, http_client=idp))\n"
+        "sys.exit(login(config, method='device-code', http_client=idp))\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests"), str(REPO)])}
     proc = subprocess.Popen(
@@ -410,7 +422,12 @@ def test_login_timeout_is_a_clear_failure(config: AuthConfig) -> None:
     idp = FakeIdP(client_id=CLIENT_ID, device_outcome="pending", interval=5)
     out = io.StringIO()
     started = time.monotonic()
-    assert commands.login(config, http_client=idp, stream=out, timeout_seconds=0.3) == 1
+    assert (
+        commands.login(
+            config, method="device-code", http_client=idp, stream=out, timeout_seconds=0.3
+        )
+        == 1
+    )
     assert time.monotonic() - started < 2.0
     assert "did not finish within" in out.getvalue()
     assert LOGIN in out.getvalue()
@@ -426,7 +443,7 @@ def test_login_timeout_is_a_clear_failure(config: AuthConfig) -> None:
 def test_login_device_flow_endings(config: AuthConfig, outcome: str, fragment: str) -> None:
     idp = FakeIdP(client_id=CLIENT_ID, device_outcome=outcome)
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     assert fragment in out.getvalue()
     assert "mfconnector login" in out.getvalue()
     assert not config.cache_path.exists()
@@ -450,7 +467,7 @@ def test_login_failures_say_what_to_change(
     else:
         idp.token_errors = [error]
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     text = out.getvalue()
     assert fragment in text
     assert "Trace ID" not in text
@@ -461,14 +478,14 @@ def test_login_with_unknown_tenant(config: AuthConfig, idp: FakeIdP) -> None:
     config = AuthConfig(**{**_fields(config), "tenant": "nosuch.onmicrosoft.com"})
     idp.unknown_tenants.add("nosuch.onmicrosoft.com")
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     assert "does not know tenant 'nosuch.onmicrosoft.com'" in out.getvalue()
 
 
 def test_login_without_client_id_says_how_to_configure(cache_path: Path, idp: FakeIdP) -> None:
     config = AuthConfig(cache_path=cache_path, allow_plaintext_cache=True)
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     assert "MFC_CLIENT_ID" in out.getvalue()
     assert idp.requests == []
 
@@ -564,7 +581,7 @@ def test_concurrent_writers_keep_each_others_changes(config: AuthConfig) -> None
 def test_plaintext_cache_is_refused_without_opt_in(config: AuthConfig, idp: FakeIdP) -> None:
     config = AuthConfig(**{**_fields(config), "allow_plaintext_cache": False})
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 1
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 1
     text = out.getvalue()
     assert "no encrypted token storage" in text
     assert "--allow-plaintext-cache" in text and "MFC_ALLOW_PLAINTEXT_CACHE=1" in text
@@ -615,13 +632,18 @@ def test_an_encrypted_store_is_used_when_the_platform_has_one(
     class PretendEncrypted(FilePersistence):  # type: ignore[misc]
         is_encrypted = True
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", PretendEncrypted)
+        def __init__(self, location: str, **kwargs: Any) -> None:
+            super().__init__(location)
+
+    store = ENCRYPTED_STORES["linux" if sys.platform.startswith("linux") else sys.platform]
+    monkeypatch.setattr(msal_extensions, store.class_name, PretendEncrypted)
     config = AuthConfig(**{**_fields(config), "allow_plaintext_cache": False})
     text = sign_in(config, idp)
-    assert "(encrypted)" in text
+    assert f"(encrypted: {store.description})" in text
     out = io.StringIO()
     assert commands.status(config, stream=out) == 0
-    assert "(encrypted)" in out.getvalue() and "not encrypted" not in out.getvalue()
+    assert f"(encrypted: {store.description})" in out.getvalue()
+    assert "not encrypted" not in out.getvalue()
 
 
 def test_status_says_the_plaintext_cache_is_not_encrypted(config: AuthConfig, idp: FakeIdP) -> None:
@@ -832,8 +854,14 @@ async def test_describe_reports_facts_and_never_a_token(config: AuthConfig, idp:
         "requestedScopes": ["User.Read", "Mail.Read", "MailboxSettings.Read", "Files.Read"],
         "cacheLocation": str(config.cache_path),
         "cacheEncrypted": False,
+        "cacheStorage": "plaintext file, mode 0600",
         "expiresOn": expected_expiry.isoformat().replace("+00:00", "Z"),
         "mode": "delegated",
+        "network": {
+            "proxy": None,
+            "proxySource": "none (environment proxy variables ignored)",
+            "trust": "operating system trust store",
+        },
     }
     dumped = json.dumps(facts)
     assert not any(secret in dumped for secret in idp.secrets())
@@ -946,7 +974,7 @@ async def test_app_only_with_a_secret(cache_path: Path, caplog: pytest.LogCaptur
     assert facts["expiresOn"] is not None
     assert not await trio.Path(cache_path).exists()  # app tokens never reach the disk
     out = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=out) == 0
+    assert commands.login(config, method="device-code", http_client=idp, stream=out) == 0
     assert "Client credential works" in out.getvalue()
     everything = caplog.text + out.getvalue() + json.dumps(facts)
     assert not any(s in everything for s in idp.secrets())
@@ -1112,7 +1140,7 @@ async def test_no_token_or_secret_reaches_any_output_or_log(
     caplog.set_level(logging.DEBUG)
     idp = FakeIdP(client_id=CLIENT_ID, access_token_lifetime=60)
     printed = io.StringIO()
-    assert commands.login(config, http_client=idp, stream=printed) == 0
+    assert commands.login(config, method="device-code", http_client=idp, stream=printed) == 0
     provider = MsalTokenProvider(config, http_client=idp)
     await provider.get_token()
     await provider.get_token(force_refresh=True, claims=CLAIMS_JSON)

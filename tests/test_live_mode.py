@@ -41,10 +41,15 @@ def headless(monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine has no keyring: make every run see the same, and opt in to plaintext."""
     import msal_extensions
 
-    def no_keyring(location: str) -> Any:
+    def no_keyring(location: str, **kwargs: Any) -> Any:
         raise ImportError("Unable to import module 'gi'")
 
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", no_keyring)
+    for store in (
+        "FilePersistenceWithDataProtection",
+        "KeychainPersistence",
+        "LibsecretPersistence",
+    ):
+        monkeypatch.setattr(msal_extensions, store, no_keyring)
 
 
 @pytest.fixture
@@ -61,7 +66,9 @@ def config(tmp_path: Path) -> AuthConfig:
 def idp(config: AuthConfig) -> FakeIdP:
     fake = FakeIdP(client_id=CLIENT_ID)
     out = io.StringIO()
-    assert commands.login(config, http_client=fake, stream=out) == 0, out.getvalue()
+    assert commands.login(config, method="device-code", http_client=fake, stream=out) == 0, (
+        out.getvalue()
+    )
     return fake
 
 
@@ -149,6 +156,8 @@ async def test_account_status_names_the_signed_in_person(config: AuthConfig, idp
     assert status["mode"] == "live" and status["signedIn"] is True
     assert status["profile"]["displayName"] == "Adele Vance"
     assert status["account"]["cacheEncrypted"] is False
+    assert status["account"]["network"]["proxy"] is None  # no proxy unless configured
+    assert status["account"]["network"]["trust"] == "operating system trust store"
     assert not any(secret in json.dumps(reply) for secret in idp.secrets())
 
 

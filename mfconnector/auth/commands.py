@@ -3,262 +3,32 @@
 Plain blocking functions for a terminal (not run inside the server's trio loop). Everything
 they say goes to ``stream`` (stderr by default) — stdout is the protocol stream in the
 server and stays clean here too. They return exit codes: 0 ok, 1 failed, 130 cancelled.
-No token, refresh token or secret is ever printed.
+No token, refresh token or secret is ever printed. The sign-in flows live in ``login``.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
-import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, TextIO
 
-from mfconnector.auth.cache import TokenStore, open_token_store
+from mfconnector.auth.cache import open_token_store
 from mfconnector.auth.config import AuthConfig, auth_config_from_args
-from mfconnector.auth.errors import auth_error_from_result
-from mfconnector.auth.msal_provider import (
-    OIDC_SCOPES,
-    AppOnlySession,
-    DelegatedSession,
-    call_msal,
-    make_session,
+from mfconnector.auth.login import (
+    DEFAULT_LOGIN_TIMEOUT_SECONDS,
+    LoginMethod,
+    forget_accounts,
+    login,
 )
+from mfconnector.auth.sessions import make_session
+from mfconnector.auth.terminal import EXIT_FAILED, EXIT_OK, EXIT_USAGE, duration, fail, say
 from mfconnector.errors import AuthError
 
 __all__ = ["DEFAULT_LOGIN_TIMEOUT_SECONDS", "login", "logout", "run_command", "status"]
-
-DEFAULT_LOGIN_TIMEOUT_SECONDS = 900.0
-"""Entra ID's device codes live 15 minutes; we never wait longer than the code does."""
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-_RETRY_POLL = frozenset({"authorization_pending", "slow_down"})
-_CONSUMER_TENANT = "9188040d-6c67-4c5b-b112-36a304b66dad"
-
-
-def _say(stream: TextIO, text: str) -> None:
-    stream.write(text + "\n")
-    stream.flush()
-
-
-def _printable(text: str) -> str:
-    """IdP text for a terminal: no escape sequences or control characters."""
-    return "".join(ch if ch.isprintable() or ch == "\n" else " " for ch in text)[:2000]
-
-
-def _fail(stream: TextIO, exc: AuthError) -> int:
-    _say(stream, f"error: {exc.message}")
-    if exc.hint:
-        _say(stream, f"hint: {exc.hint}")
-    return EXIT_FAILED
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds >= 120:
-        return f"{seconds // 60} min"
-    return f"{seconds} s"
-
-
-def _cache_words(store: TokenStore) -> str:
-    if store.encrypted:
-        return f"{store.location} (encrypted)"
-    return f"{store.location} (not encrypted: plaintext file readable only by you, mode 0600)"
-
-
-def _home_account_id(result: dict[str, Any]) -> str | None:
-    raw = result.get("client_info")
-    if not isinstance(raw, str):
-        return None
-    try:
-        info = json.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
-    except (binascii.Error, ValueError):
-        return None
-    if isinstance(info, dict) and info.get("uid") and info.get("utid"):
-        return f"{info['uid']}.{info['utid']}"
-    return None
-
-
-def forget_accounts(store: TokenStore, *, keep: str | None = None) -> list[str]:
-    """Remove every account but ``keep`` and all its tokens. Returns the usernames removed.
-
-    Works on the cache alone (msal's ``remove_account`` would first fetch the OpenID
-    configuration over the network, which logout must not need).
-    """
-    cache = store.cache
-    removed: list[str] = []
-    homes = {a.get("home_account_id"): a for a in cache.snapshot("Account")}
-    for credential_type in ("RefreshToken", "AccessToken", "IdToken"):
-        for entry in cache.snapshot(credential_type):
-            if entry.get("home_account_id") != keep:
-                cache.modify(credential_type, entry)  # no new values: remove it
-    for home, account in homes.items():
-        if home != keep:
-            cache.modify("Account", account)
-            removed.append(str(account.get("username") or home))
-    return removed
-
-
-def _poll(app: Any, flow: dict[str, Any], stop: threading.Event) -> dict[str, Any] | None:
-    """Poll the token endpoint until sign-in ends or ``stop`` is set (then None).
-
-    ``exit_condition`` makes msal poll exactly once per call; the wait between polls is
-    ``stop.wait(interval)``, so Ctrl-C or the timeout ends it at once instead of after
-    msal's own one-second sleeps.
-    """
-    while not stop.is_set():
-        result: dict[str, Any] = app.acquire_token_by_device_flow(
-            flow, exit_condition=lambda _flow: True
-        )
-        if result.get("error") not in _RETRY_POLL:
-            return result
-        if stop.wait(max(1, int(flow.get("interval", 5)))):
-            break
-    return None
-
-
-def _wait_for_sign_in(
-    config: AuthConfig,
-    app: Any,
-    flow: dict[str, Any],
-    stop: threading.Event,
-    limit_seconds: float,
-) -> tuple[dict[str, Any] | None, bool]:
-    """Run ``_poll`` in a thread; the main thread stays free for Ctrl-C. (result, timed_out)."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-    timed_out = threading.Event()
-
-    def worker() -> None:
-        try:
-            box["result"] = call_msal(config, lambda: _poll(app, flow, stop))
-        except BaseException as exc:
-            box["error"] = exc
-        finally:
-            done.set()
-
-    def expire() -> None:
-        timed_out.set()
-        stop.set()
-
-    timer = threading.Timer(limit_seconds, expire)
-    timer.daemon = True
-    thread = threading.Thread(target=worker, name="mfconnector-login", daemon=True)
-    timer.start()
-    thread.start()
-    try:
-        while not done.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        stop.set()
-        thread.join(2.0)  # a poll in flight ends within msal's HTTP timeout; don't wait for it
-        raise
-    finally:
-        timer.cancel()
-    if "error" in box:
-        raise box["error"]
-    return box.get("result"), timed_out.is_set()
-
-
-def login(
-    config: AuthConfig,
-    *,
-    http_client: Any = None,
-    timeout_seconds: float = DEFAULT_LOGIN_TIMEOUT_SECONDS,
-    stream: TextIO | None = None,
-    cancel: threading.Event | None = None,
-) -> int:
-    """Device-code sign-in. The code and URL go to ``stream`` (stderr), never stdout.
-
-    Ctrl-C (or setting ``cancel``) stops waiting and returns 130; ``timeout_seconds`` (at
-    most the code's own lifetime) returns 1. In app-only mode it checks the credential.
-    """
-    out = stream if stream is not None else sys.stderr
-    stop = cancel if cancel is not None else threading.Event()
-    try:
-        session = make_session(config, http_client=http_client)
-        if isinstance(session, AppOnlySession):
-            return _check_app_only(session, out)
-        return _device_login(session, out, stop, timeout_seconds)
-    except KeyboardInterrupt:
-        stop.set()
-        _say(out, "Sign-in cancelled.")
-        return EXIT_CANCELLED
-    except AuthError as exc:
-        return _fail(out, exc)
-
-
-def _device_login(
-    session: DelegatedSession, out: TextIO, stop: threading.Event, timeout_seconds: float
-) -> int:
-    config = session.config
-    store = session.store
-    store.refresh()
-    app = session.app
-    flow: dict[str, Any] = call_msal(
-        config, lambda: app.initiate_device_flow(scopes=session.scopes)
-    )
-    if "user_code" not in flow:
-        raise auth_error_from_result(flow, action="starting sign-in")
-    flow["interval"] = max(1, int(flow.get("interval", 5)))
-    limit = max(0.1, min(float(timeout_seconds), float(flow.get("expires_in", 900))))
-    _say(out, _printable(str(flow.get("message") or "")))
-    _say(out, f"Waiting up to {_duration(limit)} for sign-in to finish; press Ctrl-C to cancel.")
-
-    result, timed_out = _wait_for_sign_in(config, app, flow, stop, limit)
-    if result is None:
-        if timed_out:
-            _say(out, f"error: sign-in did not finish within {_duration(limit)}")
-            _say(out, "hint: run `mfconnector login` again and complete it in the browser")
-            return EXIT_FAILED
-        _say(out, "Sign-in cancelled.")
-        return EXIT_CANCELLED
-    if "access_token" not in result:
-        session.commit_quietly()
-        raise auth_error_from_result(result, action="sign-in")
-
-    home = _home_account_id(result)
-    if home is not None:
-        forget_accounts(store, keep=home)  # one account per cache
-    store.commit()
-
-    claims = result.get("id_token_claims") or {}
-    who = claims.get("preferred_username") or claims.get("name") or "an unnamed account"
-    tenant = claims.get("tid") or "unknown"
-    kind = ", a personal Microsoft account" if tenant == _CONSUMER_TENANT else ""
-    granted = [s for s in str(result.get("scope", "")).split() if s.lower() not in OIDC_SCOPES]
-    short = {g.rsplit("/", 1)[-1].lower() for g in granted}
-    missing = [s for s in session.scopes if s.lower() not in short]
-    _say(out, f"Token cache: {_cache_words(store)}")
-    if granted and missing:
-        _say(
-            out,
-            f"warning: not granted: {', '.join(missing)} — those tools will fail "
-            "until an administrator grants consent",
-        )
-    _say(
-        out,
-        f"Signed in as {who} (tenant {tenant}{kind}). "
-        f"Granted scopes: {', '.join(sorted(granted)) or 'none reported'}.",
-    )
-    return EXIT_OK
-
-
-def _check_app_only(session: AppOnlySession, out: TextIO) -> int:
-    config = session.config
-    _say(out, "App-only mode needs no sign-in; checking the client credential...")
-    session.token()
-    _say(
-        out,
-        f"Client credential works for tenant {config.tenant}; reading as {config.user} "
-        f"({config.user_path}). Scope: {', '.join(config.scopes)}.",
-    )
-    return EXIT_OK
 
 
 def logout(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any = None) -> int:
@@ -270,7 +40,7 @@ def logout(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
     del http_client  # same signature as login/status; logout never talks to the network
     out = stream if stream is not None else sys.stderr
     if config.app_only:
-        _say(
+        say(
             out,
             "App-only mode keeps no sign-in: nothing to remove "
             "(unset MFC_CLIENT_SECRET / the certificate to stop using it).",
@@ -282,11 +52,11 @@ def logout(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
         removed = forget_accounts(store)
         store.commit()
     except AuthError as exc:
-        return _fail(out, exc)
+        return fail(out, exc)
     if removed:
-        _say(out, f"Signed out {', '.join(removed)}; tokens removed from {store.location}.")
+        say(out, f"Signed out {', '.join(removed)}; tokens removed from {store.location}.")
     else:
-        _say(out, f"No account was signed in ({store.location}).")
+        say(out, f"No account was signed in ({store.location}).")
     return EXIT_OK
 
 
@@ -296,12 +66,12 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
     try:
         facts = make_session(config, http_client=http_client).facts()
     except AuthError as exc:
-        return _fail(out, exc)
+        return fail(out, exc)
     encrypted = facts.get("cacheEncrypted")
     if encrypted is None:
         cache_words = str(facts.get("cacheLocation"))
     elif encrypted:
-        cache_words = f"{facts.get('cacheLocation')} (encrypted)"
+        cache_words = f"{facts.get('cacheLocation')} (encrypted: {facts.get('cacheStorage')})"
     else:
         cache_words = (
             f"{facts.get('cacheLocation')} (not encrypted: plaintext file, "
@@ -324,6 +94,7 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
         ("scopes", " ".join(facts.get("scopes") or []) or "-"),
         ("token cache", cache_words),
         ("access token", expires_words),
+        *_network_rows(config),
     ]
     if facts.get("credential"):
         rows.insert(
@@ -338,16 +109,31 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
         rows.append(("note", f"{facts['accounts']} accounts cached; run logout, then login"))
     width = max(len(k) for k, _ in rows) + 1
     for key, value in rows:
-        _say(out, f"{key + ':':<{width}} {value}")
+        say(out, f"{key + ':':<{width}} {value}")
     if facts.get("error"):
-        _say(out, f"error: {facts['error']}")
+        say(out, f"error: {facts['error']}")
         if facts.get("hint"):
-            _say(out, f"hint: {facts['hint']}")
+            say(out, f"hint: {facts['hint']}")
         return EXIT_FAILED
     if not facts.get("signedIn"):
-        _say(out, "hint: run `mfconnector login` to sign in")
+        say(out, "hint: run `mfconnector login` to sign in")
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _network_rows(config: AuthConfig) -> list[tuple[str, str]]:
+    """Proxy and trust lines for ``status``: the proxy's address, never its credentials."""
+    facts = config.network.describe()
+    proxy = facts["proxy"]
+    if proxy is None:
+        proxy_words = str(facts["proxySource"])
+    else:
+        proxy_words = f"{proxy} (from {facts['proxySource']})"
+        if facts.get("proxyCredentials"):
+            proxy_words += ", with credentials (not shown)"
+        if facts.get("noProxy"):
+            proxy_words += f"; not for {', '.join(facts['noProxy'])}"
+    return [("proxy", proxy_words), ("trust", str(facts["trust"]))]
 
 
 def datetime_left(iso: str) -> str | None:
@@ -357,7 +143,7 @@ def datetime_left(iso: str) -> str | None:
     except ValueError:
         return None
     left = when - time.time()
-    return f"in {_duration(left)}" if left > 0 else "expired"
+    return f"in {duration(left)}" if left > 0 else "expired"
 
 
 def run_command(
@@ -372,7 +158,10 @@ def run_command(
     try:
         config = auth_config_from_args(args, env)
     except AuthError as exc:
-        _fail(out, exc)
+        fail(out, exc)
         return EXIT_USAGE
-    handlers = {"login": login, "logout": logout, "status": status}
+    if command == "login":
+        method: LoginMethod = getattr(args, "login_method", None) or "auto"
+        return login(config, method=method, stream=out)
+    handlers = {"logout": logout, "status": status}
     return handlers[command](config, stream=out)

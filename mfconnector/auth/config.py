@@ -20,6 +20,12 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from mfconnector.errors import AuthError
+from mfconnector.net.settings import (
+    NetworkSettings,
+    add_network_arguments,
+    network_settings_from_args,
+)
+from mfconnector.paths import default_cache_path
 
 __all__ = [
     "CLOUDS",
@@ -128,6 +134,8 @@ class AuthConfig:
     """Trio deadline around one msal call in the server (discovery + refresh + a retry)."""
     lock_timeout_seconds: float = 10.0
     """Longest wait for another process holding the token-cache lock."""
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    """Proxy and trust for the sign-in service (the Graph client gets the same)."""
 
     @property
     def mode(self) -> Mode:
@@ -178,17 +186,6 @@ def mailbox_argument(args: Any, env: Mapping[str, str] | None = None) -> str | N
     return _pick(getattr(args, "auth_mailbox", None), env, "MFC_MAILBOX")
 
 
-def default_cache_path(env: Mapping[str, str]) -> Path:
-    """``$XDG_CACHE_HOME/mfconnector/token_cache.json``, else ``~/.cache/mfconnector/...``."""
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if xdg and Path(xdg).is_absolute():
-        base = Path(xdg)
-    else:
-        home = env.get("HOME") or str(Path.home())
-        base = Path(home) / ".cache"
-    return base / "mfconnector" / "token_cache.json"
-
-
 def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the sign-in flags. Each overrides the environment variable named in its help.
 
@@ -225,7 +222,8 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         dest="auth_cache_path",
         metavar="PATH",
         default=unset,
-        help="token cache file [MFC_CACHE_PATH; ~/.cache/mfconnector/token_cache.json]",
+        help="token cache file [MFC_CACHE_PATH; the platform's cache directory, for example "
+        "~/.cache/mfconnector/token_cache.json on Linux]",
     )
     group.add_argument(
         "--allow-plaintext-cache",
@@ -288,6 +286,7 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         default=unset,
         help="app-only: SHA-1 thumbprint of that certificate [MFC_CLIENT_CERT_THUMBPRINT]",
     )
+    add_network_arguments(parser)
 
 
 def _env_bool(env: Mapping[str, str], name: str) -> bool | None:
@@ -402,6 +401,8 @@ def auth_config_from_args(
                 hint="pass --tenant <tenant id or domain> or set MFC_TENANT",
             )
 
+    network = network_settings_from_args(args, env)
+
     return AuthConfig(
         client_id=client_id,
         tenant=tenant,
@@ -415,4 +416,5 @@ def auth_config_from_args(
         client_secret=secret if app_only else None,
         client_cert_path=cert_path if app_only else None,
         client_cert_thumbprint=thumbprint if app_only else None,
+        network=network,
     )

@@ -23,6 +23,7 @@ __all__ = [
     "auth_error_from_result",
     "network_error",
     "not_signed_in",
+    "with_other_flow",
 ]
 
 LOGIN = "run `mfconnector login`"
@@ -144,6 +145,23 @@ _BY_AADSTS: Mapping[int, _Rule] = {
         "the certificate was not accepted (unknown thumbprint or signature)",
         "upload the certificate to the app registration and check --client-cert-thumbprint",
     ),
+    # A flow the organization or the app registration does not allow.
+    530033: _Rule(
+        "device_code_blocked",
+        "your organization's policy blocks sign-in with a device code",
+        None,
+    ),
+    50199: _Rule(
+        "device_code_blocked",
+        "sign-in with a device code needs a confirmation this terminal cannot show",
+        None,
+    ),
+    50011: _Rule(
+        "redirect_uri",
+        "the app registration has no http://localhost redirect URI for browser sign-in",
+        "Azure portal > App registrations > your app > Authentication > Add a platform > "
+        "Mobile and desktop applications > http://localhost",
+    ),
     # Policy and assignment.
     53003: _Rule(
         "conditional_access",
@@ -228,6 +246,28 @@ def auth_error_from_result(result: Mapping[str, Any], *, action: str = "sign-in"
         hint="see docs/AUTH.md; if it persists, run `mfconnector login` again",
         code="signin_failed",
     )
+
+
+_BROWSER_INSTEAD = "run `mfconnector login` without --device-code to sign in in a web browser"
+_DEVICE_INSTEAD = "or sign in on another device: `mfconnector login --device-code`"
+_DEVICE_BLOCKED = frozenset({"device_code_blocked", "conditional_access", "public_client_disabled"})
+_BROWSER_BLOCKED = frozenset({"redirect_uri", "conditional_access", "browser_timeout"})
+
+
+def with_other_flow(error: AuthError, flow: str) -> str | None:
+    """The error's hint, plus the other sign-in flow where that one may get through.
+
+    Conditional Access often blocks the device-code flow but not the browser (and a missing
+    redirect URI or a browser that never comes up blocks the browser but not a device code).
+    """
+    hint = error.hint
+    if flow == "device-code" and error.code in _DEVICE_BLOCKED:
+        extra = _BROWSER_INSTEAD
+    elif flow == "browser" and error.code in _BROWSER_BLOCKED:
+        extra = _DEVICE_INSTEAD
+    else:
+        return hint
+    return f"{hint}; {extra}" if hint else extra[0].upper() + extra[1:]
 
 
 def not_signed_in() -> AuthError:

@@ -26,6 +26,7 @@ import httpx
 
 from mfconnector.errors import LOGIN_HINT, GraphError, GraphThrottledError, GraphTimeoutError
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.net.tls import TLS_HINT, certificate_problem
 
 __all__ = [
     "LOGIN_HINT",
@@ -289,8 +290,24 @@ def graph_error_from_response(
     )
 
 
-def connection_error(exc: Exception, *, peer: str = "Microsoft Graph") -> GraphError:
-    """A failed exchange (refused, dropped, timed out) without the library's own text."""
+def connection_error(
+    exc: Exception, *, peer: str = "Microsoft Graph", proxy: str | None = None
+) -> GraphError:
+    """A failed exchange (refused, dropped, timed out) without the library's own text.
+
+    ``proxy`` is the proxy the request went through (its address without credentials).
+    """
+    the_proxy = f"the proxy {proxy}" if proxy else "the proxy"
+    if (
+        proxy is not None
+        and isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+        and certificate_problem(exc) is None
+    ):
+        return GraphError(
+            f"{peer}: could not connect through {the_proxy}",
+            retry_safe=True,
+            hint=f"check --proxy / MFC_PROXY: is {proxy} running and reachable from here?",
+        )
     if isinstance(exc, httpx.TimeoutException):
         kind = {
             httpx.ConnectTimeout: "connecting took too long",
@@ -301,6 +318,20 @@ def connection_error(exc: Exception, *, peer: str = "Microsoft Graph") -> GraphE
             f"{peer} did not answer in time ({kind})",
             retry_safe=True,
             hint="retry later; check the network if it keeps happening",
+        )
+    problem = certificate_problem(exc)
+    if problem is not None:
+        return GraphError(
+            f"{peer}: its TLS certificate was not accepted: {problem}",
+            retry_safe=False,
+            hint=TLS_HINT,
+        )
+    if isinstance(exc, httpx.ProxyError):
+        return GraphError(
+            f"{peer}: {the_proxy} did not open a connection",
+            retry_safe=True,
+            hint="check --proxy / MFC_PROXY (address, credentials) and that the proxy allows "
+            "this host",
         )
     if isinstance(exc, httpx.ConnectError):
         what = "could not connect"
