@@ -6,6 +6,7 @@
     │   ├── ToolInputError       bad arguments, a tampered cursor, an offset past the end
     │   ├── AuthError            not signed in, consent missing, refresh token expired
     │   ├── BusyError            every worker busy and the queue full: not run, retry
+    │   ├── DocumentError        a document that is protected, corrupt or too costly to read
     │   └── GraphError           Graph (or the way to it) failed: status, Graph code,
     │       │                    request-id, retry-after, whether a retry is safe, a hint
     │       ├── GraphTimeoutError        no answer within the deadline
@@ -32,6 +33,7 @@ __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
     "AuthError",
     "BusyError",
+    "DocumentError",
     "FixtureError",
     "GraphError",
     "GraphThrottledError",
@@ -178,6 +180,29 @@ class GraphThrottledError(GraphError):
 @dataclass(eq=False)
 class ResponseTooLargeError(GraphError):
     kind = "response_too_large"
+
+
+class DocumentError(ToolError):
+    """A document whose text cannot be given: protected, corrupt, too large, too costly.
+
+    ``code`` is one of: protected, corrupt, too_large, unsupported, timeout, cpu, memory,
+    crashed. Nothing in the message comes from the document's own bytes.
+    """
+
+    kind = "document"
+
+    def __init__(
+        self, message: str, *, code: str, hint: str | None = None, retry_safe: bool = False
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.code = code
+        self.retry_safe = retry_safe
+
+    def to_payload(self) -> dict[str, Any]:
+        payload = super().to_payload()
+        payload["code"] = self.code
+        payload["retrySafe"] = self.retry_safe
+        return payload
 
 
 class FixtureError(MfcError):

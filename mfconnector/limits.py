@@ -139,5 +139,38 @@ class Limits:
     folder_scan_requests: int = 12
     """Most Graph requests spent finding a mail folder by bare name (breadth-first)."""
 
+    # --- documents (Word, Excel, PowerPoint, PDF, .eml) -------------------------------
+    document_bytes: int = 25_000_000
+    """Largest document downloaded for text extraction; spooled to a private temporary
+    file, never held in memory. A larger file is refused with its size."""
+    document_seconds: float = 30.0
+    """Wall-clock deadline of one extraction in the worker process."""
+    document_cpu_seconds: int = 20
+    """CPU time one extraction may use (RLIMIT_CPU where the platform has it)."""
+    document_memory_bytes: int = 1_000_000_000
+    """Address space of a worker process (RLIMIT_AS where the platform has it)."""
+    document_workers: int = 2
+    """Worker processes parsing at once (each is one busy core)."""
+    document_idle_seconds: float = 60.0
+    """How long an idle worker is kept for the next document before it is stopped."""
+    document_worker_jobs: int = 50
+    """Documents one worker parses before it is replaced (bounds slow leaks)."""
+    document_text_chars: int = 5_000_000
+    """Most characters extracted from one document; past it the text is cut and marked."""
+    document_parts: int = 2_000
+    """Most pages, slides or sheets read from one document; past it the text is cut."""
+    document_parts_listed: int = 30
+    """Most page/sheet/slide/heading positions listed in one result."""
+    document_part_name_chars: int = 200
+    """Longest part name listed (a heading is cut there), and the longest ``part`` argument."""
+    archive_members: int = 20_000
+    """Most entries in a .docx/.xlsx/.pptx zip directory; more is refused unopened."""
+    archive_uncompressed_bytes: int = 300_000_000
+    """Most uncompressed bytes all zip entries may declare; more is refused unopened."""
+    archive_ratio: int = 200
+    """Highest compression ratio of one zip entry larger than ``archive_ratio_min_bytes``."""
+    archive_ratio_min_bytes: int = 1_000_000
+    """Entries at or under this size are not ratio-checked (tiny parts compress oddly)."""
+
 
 DEFAULT_LIMITS = Limits()

@@ -124,6 +124,15 @@ def _address(sender: str) -> str:
     return sender.rsplit("<", 1)[-1].rstrip(">") if "<" in sender else sender
 
 
+DOCUMENTS = (
+    "Documents/Q1 Budget Review.docx",
+    "Projects/Budget 2027/Budget 2027 model.xlsx",
+    "Projects/Contoso Launch/Launch deck.pptx",
+    "Documents/Contract – Fabrikam MSA.pdf",
+)
+"""One demo document of each kind; their text is parsed in a worker process."""
+
+
 def _section(out: IO[str], title: str) -> None:
     out.write(f"\n== {title} " + "=" * max(0, WIDTH - len(title) - 4) + "\n")
 
@@ -241,6 +250,23 @@ def _tour(client: _Client, out: IO[str]) -> None:
             out.writelines(f"  | {line}\n" for line in text.splitlines()[:8])
             out.writelines(line + "\n" for line in _skipped_lines(read, is_error))
             break
+
+    _section(out, "Reading documents (files_read: Word, Excel, PowerPoint, PDF)")
+    for path in DOCUMENTS:
+        read, is_error = client.call("files_read", path=path)
+        content = read.get("content", {})
+        if not content.get("returned"):
+            out.write(f"{path}: {read.get('error', {}).get('message', 'not read')}\n")
+            continue
+        parts = [part["name"] for part in content.get("parts", [])]
+        count = content.get("partsTotal", 0)
+        out.write(f"{path} ({content.get('format')}, {count} part{'' if count == 1 else 's'}")
+        out.write(f": {_short(', '.join(parts), 60)})\n" if parts else ")\n")
+        lines = [line for line in content.get("text", "").splitlines() if line.strip()]
+        out.writelines(
+            f"  | {_short(line.replace(chr(9), ' | '), WIDTH - 6)}\n" for line in lines[:5]
+        )
+        out.writelines(line + "\n" for line in _skipped_lines(read, is_error))
 
     _section(out, "What this shows")
     out.write(

@@ -326,7 +326,8 @@ def test_environment_is_not_needed_for_a_c_locale() -> None:
 
 @pytest.mark.parametrize("mode", [["--demo"], []])
 def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
-    """Start-up imports neither msal (loaded on the first token) nor httpx (the first call)."""
+    """Start-up imports neither msal (loaded on the first token), httpx (the first call) nor
+    any document parser (the first document, and then only in a worker process)."""
     call = request(1, "tools/call", {"name": "account_status", "arguments": {}})
     completed = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "mfconnector", *mode],
@@ -340,6 +341,11 @@ def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
     assert "msal" not in imported
     assert "httpx" not in imported
     assert "selectolax" not in imported  # loaded on the first HTML body
+    # Document parsing lives in worker processes, loaded on the first document read.
+    assert not {
+        name for name in imported if name.startswith(("mfconnector.documents", "pypdfium2"))
+    }
+    assert "mfconnector.graph.spool" not in imported
     # ...and a demo tool call still works, loading httpx then (but never msal).
     if mode:
         completed = subprocess.run(
@@ -351,6 +357,7 @@ def test_msal_and_httpx_stay_off_the_start_up_path(mode: list[str]) -> None:
         )
         imported = {line.split("|")[-1].strip() for line in completed.stderr.decode().splitlines()}
         assert "httpx" in imported and "msal" not in imported
+        assert "pypdfium2" not in imported
         assert json.loads(completed.stdout)["result"]["structuredContent"]["mode"] == "demo"
 
 

@@ -3,7 +3,7 @@
 The canned file is the 0.1 demo recording, kept for the strict ``--fixtures`` mode: it
 carries cases a well-behaved server never sends (a page of 51, download URLs in a
 ``$select``ed list, canned 429/401 entries). The live-like demo is the emulator
-(``test_tools_demo.py``).
+(``test_demo_tools.py``).
 
 The context is built the way ``mfconnector --fixtures PATH`` builds it (``cli._context``): the real
 GraphClient over the real FixtureTransport, wrapped only to record which requests left.
@@ -1166,14 +1166,23 @@ async def test_partial_download_leaves_no_half_read_generators() -> None:
 
 
 async def test_files_read_of_a_binary_file_is_metadata_only(era: str) -> None:
-    pdf = drive_item_by_path("Documents/Contract – Fabrikam MSA.pdf")
+    png = drive_item_by_path("Documents/Reports/2026/Report chart.png")
     async with demo_client(era) as client:
-        result, sent = await client.requests_during("files_read", {"item_id": pdf["id"]})
+        result, sent = await client.requests_during("files_read", {"item_id": png["id"]})
     data = result["structuredContent"]
-    assert data["item"]["name"] == pdf["name"]
+    assert data["item"]["name"] == png["name"]
     assert data["content"]["returned"] is False and data["content"]["reason"]
     assert len(sent) == 1, "a binary file is never downloaded"
     assert "item.@microsoft.graph.downloadUrl" in data["skipped"]["removed"]["paths"]
+
+
+async def test_files_read_of_a_canned_pdf_returns_its_text(era: str) -> None:
+    pdf = drive_item_by_path("Documents/Contract – Fabrikam MSA.pdf")
+    async with demo_client(era) as client:
+        data = await client.structured("files_read", {"item_id": pdf["id"]})
+    assert data["content"]["format"] == "pdf"
+    assert data["content"]["text"] == "## Page 1\nContract ? Fabrikam MSA\n"
+    assert data["content"]["parts"] == [{"name": "Page 1", "offset": 0}]
 
 
 async def test_files_read_of_a_folder_points_to_files_list() -> None:

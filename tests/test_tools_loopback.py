@@ -965,11 +965,11 @@ def full_drive_item(index: int) -> dict[str, Any]:
     return {
         "@odata.etag": f'"{{etag-{index}}},1"',
         "id": f"01SELECT{index:026d}",
-        "name": f"budget {index}.xlsx",
+        "name": f"budget {index}.xls",
         "size": 1000 + index,
         "createdDateTime": "2026-03-01T10:00:00Z",
         "lastModifiedDateTime": "2026-03-02T10:00:00Z",
-        "webUrl": f"https://contoso-my.sharepoint.com/personal/u/Documents/budget%20{index}.xlsx",
+        "webUrl": f"https://contoso-my.sharepoint.com/personal/u/Documents/budget%20{index}.xls",
         "file": {"mimeType": "application/vnd.ms-excel", "hashes": {"quickXorHash": "x"}},
         "parentReference": {"driveId": "b!drive", "id": "01ROOT", "path": "/drive/root:"},
         "@microsoft.graph.downloadUrl": f"https://contoso-my.sharepoint.com/dl?{SECRET}",

@@ -24,6 +24,12 @@ def test_the_tour_runs_the_real_server_on_the_demo_mailbox() -> None:
     assert search.count("\n    20") >= 1, "the unscripted search found nothing"
     assert "continue with cursor=" in out
     assert "continue with offset 10000" in out
+    documents = out.split("Reading documents", 1)[1]
+    assert "Q1 Budget Review.docx (docx" in documents and "| # Q1 Budget Review" in documents
+    assert "Budget 2027 model.xlsx (xlsx, 2 parts: Sheet: Budget 2027" in documents
+    assert "| Cost centre | Q1 plan | Q1 actual | Variance" in documents
+    assert "Launch deck.pptx (pptx, 4 parts: Slide 1: Contoso Launch" in documents
+    assert "Fabrikam MSA.pdf (pdf" in documents and "| ## Page 1" in documents
     for secret in ("tempauth", "fixture-token", "download.aspx"):
         assert secret not in out
 

@@ -8,7 +8,8 @@ pieces, one concern each:
 - ``model``: mailboxes, messages, attachments, drives, items, and their Graph JSON;
 - ``odata`` and ``kql``: ``$filter``/``$orderby``/``$select``/``$top``/``$skip``/``$count``
   and ``$search``;
-- ``mail_routes``, ``mail_writes``, ``drive_routes``, ``downloads``: the endpoints;
+- ``mail_routes``, ``mail_writes``, ``drive_routes``, ``downloads``, ``batch``
+  (``$batch`` and upload sessions): the endpoints;
 - ``errors``: Graph's error answers; ``core``: requests, dispatch, fault knobs;
 - ``transport``: the httpx adapter.
 

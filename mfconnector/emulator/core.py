@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from mfconnector.emulator import ids
+from mfconnector.emulator.batch import UploadSession, run_batch
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.kql import SearchIndex
 from mfconnector.emulator.model import GRAPH, Drive, Mailbox
@@ -27,6 +29,7 @@ from mfconnector.emulator.seed import DEMO_NOW, Tenant, build_tenant
 
 __all__ = ["Answer", "Call", "Emulator", "Fault", "Prefer"]
 
+_log = logging.getLogger("mfconnector.emulator")
 _PREFER_PART = re.compile(r'\s*([A-Za-z.\-]+)\s*(?:=\s*("[^"]*"|[^,\s]*))?\s*')
 _BEARER = re.compile(r"^Bearer\s+\S+", re.IGNORECASE)
 
@@ -163,6 +166,7 @@ class Emulator:
         self.requests = 0
         self._ticks = itertools.count(1)
         self.indexes: dict[str, SearchIndex] = {}
+        self.uploads: dict[str, UploadSession] = {}
         self.filter_views: dict[str, tuple[int, dict[str, Any]]] = {}
 
     @property
@@ -194,18 +198,25 @@ class Emulator:
         self.requests += 1
         request_id = ids.guid(f"request:{self.requests}")
         try:
-            answer = self._route(method.upper(), url, headers, body)
+            answer = self.route(method.upper(), url, headers, body)
         except GraphHttpError as error:
             answer = error_answer(error, request_id, headers.get("client-request-id"))
+        except Exception:  # a bug here must look like Graph's 500, not break the client
+            _log.exception("emulator: internal error on %s", method)
+            internal = GraphHttpError(500, "generalException", "An internal server error occurred.")
+            answer = error_answer(internal, request_id, headers.get("client-request-id"))
         answer.headers.setdefault("request-id", request_id)
         answer.headers.setdefault("client-request-id", headers.get("client-request-id", request_id))
         return answer
 
-    def _route(self, method: str, url: str, headers: dict[str, str], body: bytes) -> Answer:
-        from mfconnector.emulator import downloads
+    def route(self, method: str, url: str, headers: dict[str, str], body: bytes) -> Answer:
+        """One request (already counted), raising ``GraphHttpError`` for an error answer."""
+        from mfconnector.emulator import batch, downloads
 
         parts = urlsplit(url)
         root = urlsplit(GRAPH)
+        if f"{parts.scheme}://{parts.netloc}" == batch.UPLOAD_HOST:
+            return batch.serve_upload(self, method, parts, headers, body)
         if parts.hostname != root.hostname:
             return downloads.serve(self, method, parts, headers)
         if not parts.path.startswith(root.path + "/") and parts.path != root.path:
@@ -242,6 +253,10 @@ class Emulator:
         if not segments:
             raise GraphHttpError(400, "BadRequest", "Invalid request.")
         head = segments[0]
+        if segments == ["$batch"]:
+            if call.method != "POST":
+                raise GraphHttpError(405, "BadRequest", "$batch takes POST.")
+            return run_batch(self, call)
         if head == "drives" and len(segments) >= 2:
             drive = self.tenant.drives.get(segments[1])
             if drive is None:

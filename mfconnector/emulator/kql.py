@@ -50,6 +50,9 @@ _TEXT_FIELDS = {
 }
 _ALL_FIELDS = ("subject", "body", "from", "to", "cc", "attachments")
 
+MAX_NESTING = 32
+"""Parentheses and NOTs nested deeper than this are refused (a bounded parse stack)."""
+
 Fields = dict[str, tuple[list[str], str, list[str]]]
 """Per field: its words (folded, in order), its folded text, its distinct words sorted."""
 Test = Callable[[Message, Fields], bool]
@@ -231,6 +234,7 @@ class _Parser:
     def __init__(self, tokens: list[_Tok]) -> None:
         self.tokens = tokens
         self.index = 0
+        self.depth = 0
 
     def peek(self) -> _Tok | None:
         return self.tokens[self.index] if self.index < len(self.tokens) else None
@@ -274,8 +278,15 @@ class _Parser:
         if token is None:
             raise GraphHttpError(400, "BadRequest", "Syntax error: the query ends too early.")
         self.index += 1
+        if token.kind == "paren" or (token.kind == "word" and token.text == "NOT"):
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise GraphHttpError(
+                    400, "BadRequest", f"The query nests deeper than {MAX_NESTING} levels."
+                )
         if token.kind == "word" and token.text == "NOT":
             inner = self.unary()
+            self.depth -= 1
             return lambda m, f: not inner(m, f)
         if token.kind == "word" and token.text.startswith("-") and len(token.text) > 1:
             negated = _text_test(token.text[1:], _ALL_FIELDS)
@@ -288,6 +299,7 @@ class _Parser:
             if closing is None or closing.text != ")":
                 raise GraphHttpError(400, "BadRequest", "Syntax error: unbalanced parentheses.")
             self.index += 1
+            self.depth -= 1
             return inner
         if token.kind == "restriction":
             return _restriction(token.text, token.op, token.value)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from email.message import EmailMessage
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mfconnector.emulator.errors import GraphHttpError, item_not_found, malformed_id
 from mfconnector.emulator.model import (
@@ -34,6 +34,7 @@ from mfconnector.emulator.odata import (
     parse_options,
     parse_orderby,
 )
+from mfconnector.emulator.timezones import convert_flag
 
 if TYPE_CHECKING:
     from mfconnector.emulator.core import Answer, Call, Emulator
@@ -73,6 +74,10 @@ ATTACHMENT_PROPERTIES = frozenset(
 )
 _ID_CHARS = re.compile(r"^[A-Za-z0-9_\-+/]+=*$")
 _DEFAULT_ORDER = "receivedDateTime desc"
+NOT_FILTERABLE = frozenset(
+    {"body", "uniqueBody", "bodyPreview", "internetMessageHeaders", "attachments"}
+)
+"""Outlook filters on metadata, never on bodies: searching text is ``$search``'s job."""
 
 
 def _answer(status: int, body: Any = None, **headers: str) -> Answer:
@@ -141,15 +146,14 @@ def _check_select(select: list[str] | None, properties: frozenset[str], entity: 
             )
 
 
-def render_message(
-    emulator: Emulator, mailbox: Mailbox, message: Message, call: Call, select: list[str] | None
-) -> dict[str, Any]:
+def render_message(message: Message, call: Call, select: list[str] | None) -> dict[str, Any]:
+    """The message as this request asked for it: id kind, body type and the flag's time
+    zone from ``Prefer`` (date-time offsets stay UTC, as Graph's do)."""
     out = message.render(
-        mailbox,
-        immutable=call.prefer.immutable_ids,
-        text_body=call.prefer.text_body,
-        select=select,
+        immutable=call.prefer.immutable_ids, text_body=call.prefer.text_body, select=select
     )
+    if call.prefer.time_zone and isinstance(out.get("flag"), dict):
+        out["flag"] = convert_flag(out["flag"], call.prefer.time_zone)
     return out
 
 
@@ -364,7 +368,7 @@ def _filter_view(emulator: Emulator, mailbox: Mailbox, message: Message) -> dict
     cached = emulator.filter_views.get(message.immutable_id)
     if cached is not None and cached[0] == message.version:
         return cached[1]
-    view = message.render(mailbox, immutable=True, text_body=False, select=_FILTERABLE)
+    view = message.render(immutable=True, text_body=False, select=_FILTERABLE)
     emulator.filter_views[message.immutable_id] = (message.version, view)
     return view
 
@@ -413,6 +417,13 @@ def list_messages(
         views = {m.immutable_id: _filter_view(emulator, mailbox, m) for m in candidates}
         if options.filter:
             named = filter_properties(options.filter, MESSAGE_PROPERTIES, "message")
+            for name in named:
+                if name in NOT_FILTERABLE:
+                    raise GraphHttpError(
+                        400,
+                        "ErrorInvalidProperty",
+                        f"The property '{name}' does not support filtering.",
+                    )
             if options.orderby:
                 wanted = [o.property.split("/")[0] for o in orders]
                 if [n for n in dict.fromkeys(named)][: len(wanted)] != wanted:
@@ -433,7 +444,11 @@ def list_messages(
             matches.sort(key=message_key, reverse=order.descending)
     top = min(options.top or call.prefer.max_page_size or DEFAULT_TOP, MAX_TOP)
     window = matches[options.skip : options.skip + top]
-    rendered = [render_message(emulator, mailbox, m, call, options.select) for m in window]
+    rendered = [render_message(m, call, options.select) for m in window]
+    expand = _attachment_expand(options.expand)
+    if expand is not False:
+        for message, out in zip(window, rendered, strict=True):
+            out["attachments"] = [_attachment_json(a, expand) for a in message.attachments]
     scope = f"mailFolders('{folder.id}')/messages" if folder else "messages"
     body: dict[str, Any] = {"@odata.context": _context(mailbox, scope)}
     if options.count:
@@ -492,21 +507,33 @@ def get_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Messa
     _check_select(options.select, MESSAGE_PROPERTIES, "message")
     body = {
         "@odata.context": _context(mailbox, "messages/$entity"),
-        **render_message(emulator, mailbox, message, call, options.select),
+        **render_message(message, call, options.select),
     }
-    expand = (options.expand or "").strip()
-    if expand:
-        if not expand.startswith("attachments"):
-            raise GraphHttpError(
-                400, "BadRequest", f"Parsing OData Select and Expand failed: '{expand[:80]}'."
-            )
-        inner = re.search(r"\(\$select=([^)]*)\)", expand)
-        select = [s.strip() for s in inner.group(1).split(",")] if inner else None
-        body["attachments"] = [_attachment_json(a, select) for a in message.attachments]
+    expand = _attachment_expand(options.expand)
+    if expand is not False:
+        body["attachments"] = [_attachment_json(a, expand) for a in message.attachments]
     headers = {}
     if call.prefer.text_body:
         headers["Preference-Applied"] = 'outlook.body-content-type="text"'
     return _answer(200, body, **headers)
+
+
+def _attachment_expand(value: str | None) -> list[str] | Literal[False] | None:
+    """``$expand=attachments`` (all properties: None) or ``attachments($select=a,b)``
+    (those); False when nothing is expanded. Anything else is refused, as Graph does."""
+    expand = (value or "").strip()
+    if not expand:
+        return False
+    match = re.fullmatch(r"attachments(?:\(\$select=([^)]*)\))?", expand)
+    if match is None:
+        raise GraphHttpError(
+            400, "BadRequest", f"Parsing OData Select and Expand failed: '{expand[:80]}'."
+        )
+    if match.group(1) is None:
+        return None
+    select = [part.strip() for part in match.group(1).split(",") if part.strip()]
+    _check_select(select, ATTACHMENT_PROPERTIES, "attachment")
+    return select
 
 
 def _attachment_json(attachment: Attachment, select: list[str] | None) -> dict[str, Any]:
@@ -540,9 +567,11 @@ def _attachments(
             select=None,
         )
     if rest == ["createUploadSession"]:
-        raise GraphHttpError(
-            501, "ErrorNotImplemented", "The demo emulator does not offer upload sessions."
-        )
+        from mfconnector.emulator.batch import create_upload_session
+
+        if call.method != "POST":
+            raise _not_allowed()
+        return create_upload_session(emulator, call, mailbox, message)
     check_id(rest[0])
     found = [a for a in message.attachments if a.id == rest[0]]
     if not found:
@@ -559,7 +588,7 @@ def _attachments(
         expand = (options.expand or "").lower()
         if attachment.item is not None and "item" in expand:
             body["item"] = attachment.item.render(
-                mailbox, immutable=False, text_body=call.prefer.text_body, select=None
+                immutable=False, text_body=call.prefer.text_body, select=None
             )
         body = {"@odata.context": _context(mailbox, "messages/attachments/$entity"), **body}
         return _answer(200, body)

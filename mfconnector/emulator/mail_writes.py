@@ -25,13 +25,14 @@ import base64
 import binascii
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from mfconnector.emulator import ids
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.mail_routes import find_folder, render_message
 from mfconnector.emulator.model import GRAPH, Attachment, Folder, Mailbox, Message, Recipient
 from mfconnector.emulator.seed import quoted_history
+from mfconnector.emulator.timezones import check_date_time_time_zone, zone
 
 if TYPE_CHECKING:
     from mfconnector.emulator.core import Answer, Call, Emulator
@@ -67,20 +68,6 @@ DRAFT_UPDATABLE = frozenset(
         "internetMessageId",
     }
 )
-WINDOWS_ZONES = {
-    "pacific standard time": "America/Los_Angeles",
-    "mountain standard time": "America/Denver",
-    "central standard time": "America/Chicago",
-    "eastern standard time": "America/New_York",
-    "gmt standard time": "Europe/London",
-    "w. europe standard time": "Europe/Berlin",
-    "romance standard time": "Europe/Paris",
-    "tokyo standard time": "Asia/Tokyo",
-    "china standard time": "Asia/Shanghai",
-    "india standard time": "Asia/Kolkata",
-    "aus eastern standard time": "Australia/Sydney",
-    "utc": "UTC",
-}
 FLAG_STATUSES = frozenset({"notFlagged", "flagged", "complete"})
 IMPORTANCE = frozenset({"low", "normal", "high"})
 
@@ -94,7 +81,7 @@ def _answer(status: int, body: Any = None) -> Answer:
 def _entity(mailbox: Mailbox, message: Message, emulator: Emulator, call: Call) -> dict[str, Any]:
     return {
         "@odata.context": f"{GRAPH}/$metadata#users('{mailbox.user_id}')/messages/$entity",
-        **render_message(emulator, mailbox, message, call, None),
+        **render_message(message, call, None),
     }
 
 
@@ -140,6 +127,7 @@ def _flag(value: Any) -> dict[str, Any]:
     flag: dict[str, Any] = {"flagStatus": value.get("flagStatus", "notFlagged")}
     for key in ("startDateTime", "dueDateTime", "completedDateTime"):
         if key in value:
+            check_date_time_time_zone(value[key], key)
             flag[key] = value[key]
     return flag
 
@@ -407,14 +395,12 @@ def _copy(mailbox: Mailbox, message: Message, folder: Folder, now: datetime) -> 
 
 
 def _zone(call: Call, mailbox: Mailbox) -> ZoneInfo:
-    name = call.prefer.time_zone or mailbox.time_zone
+    """The preferred zone, else the mailbox's (UTC if this machine has no data for it)."""
+    if call.prefer.time_zone:
+        return zone(call.prefer.time_zone)
     try:
-        return ZoneInfo(WINDOWS_ZONES.get(name.lower(), name))
-    except (ZoneInfoNotFoundError, ValueError):
-        if call.prefer.time_zone:
-            raise GraphHttpError(
-                400, "ErrorTimeZoneNotSupported", f"The time zone '{name[:60]}' is not supported."
-            ) from None
+        return zone(mailbox.time_zone)
+    except GraphHttpError:
         return ZoneInfo("UTC")
 
 

@@ -201,7 +201,7 @@ class Message:
         return preview(self.texts()[0])
 
     def render(
-        self, mailbox: Mailbox, *, immutable: bool, text_body: bool, select: Iterable[str] | None
+        self, *, immutable: bool, text_body: bool, select: Iterable[str] | None
     ) -> dict[str, Any]:
         """Graph's JSON: every default property, or the ``$select``ed ones (plus id, etag).
 

@@ -40,6 +40,8 @@ _TOKEN = re.compile(
     r")"
 )
 _COMPARISONS = {"eq", "ne", "gt", "ge", "lt", "le"}
+MAX_NESTING = 32
+"""Parentheses and ``not`` nested deeper than this are refused (a bounded parse stack)."""
 _FUNCTIONS = {"contains", "startswith", "endswith"}
 
 
@@ -120,6 +122,7 @@ class _Parser:
         self.properties = properties
         self.entity = entity
         self.order: list[str] = []
+        self.depth = 0
         """Properties in the order the filter names them (for InefficientFilter)."""
 
     def peek(self) -> _Tok | None:
@@ -166,11 +169,23 @@ class _Parser:
         return lambda item: all(part(item) for part in parts)
 
     def unary(self) -> Predicate:
+        token = self.peek()
+        nesting = self.word("not") or (token is not None and token.text == "(")
+        if nesting:
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise invalid_filter(f"the clause nests deeper than {MAX_NESTING} levels")
+        try:
+            return self._unary(token)
+        finally:
+            if nesting:
+                self.depth -= 1
+
+    def _unary(self, token: _Tok | None) -> Predicate:
         if self.word("not"):
             self.take()
             inner = self.unary()
             return lambda item: not inner(item)
-        token = self.peek()
         if token is not None and token.text == "(":
             self.take()
             inner = self.or_expr()

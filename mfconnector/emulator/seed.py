@@ -212,10 +212,17 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def outlook_time(moment: datetime) -> str:
+    """``Friday, March 6, 2026 4:42 PM``, as Outlook writes "Sent:" (portable strftime)."""
+    hour = moment.hour % 12 or 12
+    half = "AM" if moment.hour < 12 else "PM"
+    return f"{moment:%A, %B} {moment.day}, {moment.year} {hour}:{moment:%M} {half}"
+
+
 def _quote_header(message: Message) -> str:
     """Outlook's quoted-history header block, as createReply writes it."""
     to = "; ".join(name for name, _ in message.to)
-    sent = (message.sent or message.received).strftime("%A, %B %-d, %Y %-I:%M %p")
+    sent = outlook_time(message.sent or message.received)
     return (
         '<hr style="display:inline-block;width:98%" tabindex="-1">\r\n'
         '<div id="divRplyFwdMsg" dir="ltr"><font face="Calibri, sans-serif" '
@@ -445,6 +452,23 @@ def contract_pdf() -> bytes:
     return docbuild.pdf("Master Services Agreement - Contoso and Fabrikam", clauses * 9)
 
 
+HOTEL_TEXT = (
+    "Dear Ms Vance, your reservation at the Hotel Messe München is confirmed for three "
+    "nights, 14 to 17 April 2026. Breakfast is included. Check-in from 15:00."
+)
+
+
+def hotel_eml() -> bytes:
+    return docbuild.eml(
+        sender="Hotel Messe München <reservations@hotel-messe.de>",
+        to=[f"{ME[0]} <{ME[1]}>"],
+        subject="Reservation confirmed: 14-17 April 2026",
+        text=HOTEL_TEXT,
+        sent=datetime(2026, 2, 2, 9, 30, tzinfo=UTC),
+        message_id="<reservation-4711@hotel-messe.de>",
+    )
+
+
 def notes_txt() -> bytes:
     return ("Meeting notes\n\n" + "\n".join(SENTENCES["meeting"]) + "\n").encode()
 
@@ -606,6 +630,8 @@ def _threads(
                 b.attach(message, "whiteboard.png", PNG, lambda: docbuild.png(320, 200, 11))
             if n == 3 and turn == 2:
                 b.attach(message, "Site survey – raw scan.png", PNG, big_scan_png)
+            if n == 6 and turn == 0:
+                b.attach(message, "Hotel confirmation.eml", "message/rfc822", hotel_eml)
             if n == 5 and turn == 0:
                 original = b.add(
                     archive,
@@ -1262,6 +1288,12 @@ def build_personal_drive() -> Drive:
             indent=2,
         ),
         "application/json",
+    )
+    d.file(
+        "/Documents/Hotel confirmation.eml",
+        "message/rfc822",
+        hotel_eml,
+        text="Reservation confirmed " + HOTEL_TEXT,
     )
     text(
         "/Documents/forecast.py",

@@ -186,7 +186,24 @@ class GraphClient:
                 f"max_bytes must be between 1 and {self._limits.graph_body_bytes:,}"
             )
         url = self._graph_url(build_url(self._root, path, query))
-        return await self._within_deadline(url, lambda: self._download(url, cap))
+        return await self._within_deadline(
+            url, lambda: self._download(url, cap, lambda response: read_download(response, cap))
+        )
+
+    async def download_stream(
+        self,
+        path: str | Sequence[str],
+        read: Callable[[httpx.Response], Awaitable[T]],
+        *,
+        range_bytes: int,
+    ) -> T:
+        """Like ``download``, but the 200/206 answer goes to ``read`` (a file spooler).
+
+        Same redirect handling (no Authorization to the download host, its URL never
+        shown) and deadline; the download host is asked for ``range_bytes`` at most.
+        """
+        url = self._graph_url(build_url(self._root, path, None))
+        return await self._within_deadline(url, lambda: self._download(url, range_bytes, read))
 
     # --- the machinery ---------------------------------------------------------------
 
@@ -308,23 +325,29 @@ class GraphClient:
             body=body, status=response.status_code, headers=_kept_headers(response.headers)
         )
 
-    async def _download(self, url: str, cap: int) -> Download:
+    async def _download(
+        self, url: str, cap: int, read: Callable[[httpx.Response], Awaitable[T]]
+    ) -> T:
         budget = RetryBudget(self._limits)
 
-        async def first(response: httpx.Response) -> Download | Location:
+        async def first(response: httpx.Response) -> T | Location:
             if response.status_code in _REDIRECTS:
                 return checked_redirect(response, self._root)
-            return await read_download(response, cap)
+            return await read(response)
 
         ok = _REDIRECTS | {200, 206}
         outcome = await self._graph_call(url, {"Accept": "*/*"}, first, ok, budget)
-        if isinstance(outcome, Download):
+        if not isinstance(outcome, Location):
             return outcome
-        return await self._fetch_preauthenticated(outcome, cap, budget)
+        return await self._fetch_preauthenticated(outcome, cap, budget, read)
 
     async def _fetch_preauthenticated(
-        self, location: Location, cap: int, budget: RetryBudget
-    ) -> Download:
+        self,
+        location: Location,
+        cap: int,
+        budget: RetryBudget,
+        read: Callable[[httpx.Response], Awaitable[T]],
+    ) -> T:
         """GET the pre-authenticated URL: no Authorization, no cookies, a Range header."""
         while True:
             request = self._http.build_request(
@@ -334,12 +357,12 @@ class GraphClient:
             request.headers.pop("Cookie", None)
             outcome = await self._exchange(
                 request,
-                lambda response: read_download(response, cap),
+                read,
                 frozenset({200, 206}),
                 log_as="<download host>",
                 peer="the file's download host",
             )
-            if isinstance(outcome, Download):
+            if not isinstance(outcome, Answer):
                 return outcome
             if outcome.status in RETRIED:
                 await budget.pause(outcome)
@@ -347,5 +370,10 @@ class GraphClient:
             if outcome.status == 416:
                 _, total = parse_content_range(outcome.headers.get("content-range"))
                 if total == 0:
-                    return Download(b"", None, True, 0)
+                    return await read(_empty_answer())
             raise download_host_error(outcome)
+
+
+def _empty_answer() -> httpx.Response:
+    """A 200 with no body, standing for an empty file the host answered 416 for."""
+    return httpx.Response(200, headers={"content-length": "0"}, stream=httpx.ByteStream(b""))

@@ -18,6 +18,7 @@ from mfconnector.tools.common import (
     item_shaper,
 )
 from mfconnector.tools.content import NOT_READABLE_YET, extract_text, readable_as
+from mfconnector.tools.documents import PART, document_kind, read_document, unreadable_reason
 from mfconnector.tools.drives import Drive, drive_of
 from mfconnector.tools.listing import list_result
 
@@ -180,11 +181,28 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     if "folder" in raw:
         result["content"] = {"returned": False, "reason": "a folder: list it with files_list"}
         return skipped.apply(result)
-    if readable_as(str(raw.get("name", "")), _mime_of(raw)) is None:
-        result["content"] = {"returned": False, "reason": NOT_READABLE_YET}
+    name = str(raw.get("name", ""))
+    mime = _mime_of(raw)
+    kind = document_kind(name, mime)
+    if kind is None and readable_as(name, mime) is None:
+        reason = unreadable_reason(name) or NOT_READABLE_YET
+        result["content"] = {"returned": False, "reason": reason}
         return skipped.apply(result)
     if not isinstance(raw.get("id"), str):
         raise ToolInputError("Graph returned the item without an id")
+    if kind is not None:
+        result["content"] = await read_document(
+            ctx,
+            graph,
+            f"{drive.path}/items/{quote_segment(raw['id'])}/content",
+            kind=kind,
+            size=raw.get("size"),
+            arguments=arguments,
+            skipped=skipped,
+        )
+        return skipped.apply(result)
+    if "part" in arguments:
+        raise ToolInputError("`part` is for documents (PDF, Word, Excel, PowerPoint)")
     download = await graph.download(
         f"{drive.path}/items/{quote_segment(raw['id'])}/content",
         max_bytes=ctx.limits.graph_body_bytes,
@@ -256,8 +274,9 @@ FILES_READ = Tool(
     name="files_read",
     title="Read file",
     description=lambda limits: (
-        "One drive item's metadata and, for text-like files (txt, md, csv, json, code...), its "
-        f"text: {limits.body_chars:,} characters from `offset` (see skipped.text.nextOffset). "
+        "One drive item's metadata and its text (text files, Word, Excel, PowerPoint, PDF, "
+        f".eml): {limits.body_chars:,} characters from `offset` (skipped.text.nextOffset) or "
+        "`part` (content.parts). "
         f"{UNTRUSTED}"
     ),
     input_schema=input_schema(
@@ -266,6 +285,7 @@ FILES_READ = Tool(
             "path": PATH,
             **OTHER_DRIVE,
             "offset": {"type": "integer", "minimum": 0},
+            "part": PART,
         }
     ),
     output_schema=OUTPUT_SCHEMA,

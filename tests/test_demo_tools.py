@@ -16,10 +16,15 @@ or from the emulator's data model, never from the code path under test.
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -408,12 +413,42 @@ async def test_files_read_text_windows_binary_and_big_files(era: str) -> None:
         log = await d.data("files_read", {"path": "server.log"})
         assert log["skipped"]["text"]["bytesRead"] == DEFAULT_LIMITS.graph_body_bytes
         assert log["skipped"]["text"]["totalBytes"] == 2_600_000
-        docx = await d.data("files_read", {"path": "Documents/Q1 Budget Review.docx"})
-        assert docx["content"]["returned"] is False and docx["item"]["size"] > 1000
+        png = await d.data("files_read", {"path": "Documents/Reports/2026/Report chart.png"})
+        assert png["content"]["returned"] is False and png["item"]["size"] > 100
         folder = await d.data("files_read", {"path": "Projects"})
         assert "files_list" in folder["content"]["reason"]
         error = await d.client.error("files_read", {"path": "Documents/nope.txt"})
         assert error["code"] == "itemNotFound"
+
+
+async def test_files_read_gives_the_text_of_each_kind_of_demo_document(era: str) -> None:
+    async with demo(era) as d:
+        docx = await d.data("files_read", {"path": "Documents/Q1 Budget Review.docx"})
+        xlsx = await d.data("files_read", {"path": "Projects/Budget 2027/Budget 2027 model.xlsx"})
+        pptx = await d.data("files_read", {"path": "Projects/Contoso Launch/Launch deck.pptx"})
+        pdf = await d.data("files_read", {"path": "Documents/Contract – Fabrikam MSA.pdf"})
+        page = await d.data(
+            "files_read", {"path": "Documents/Contract – Fabrikam MSA.pdf", "part": 2}
+        )
+    assert docx["content"]["format"] == "docx"
+    assert docx["content"]["text"].startswith("# Q1 Budget Review\nSummary: spending is on plan")
+    assert "Decision needed: approve the revised headcount plan" in docx["content"]["text"]
+    sheet = xlsx["content"]["text"]
+    assert sheet.startswith("## Sheet: Budget 2027\nCost centre\tQ1 plan\tQ1 actual\tVariance\n")
+    assert "Retail stores\t120000\t" in sheet and "## Sheet: Assumptions\n" in sheet
+    assert [part["name"] for part in xlsx["content"]["parts"]] == [
+        "Sheet: Budget 2027",
+        "Sheet: Assumptions",
+    ]
+    deck = pptx["content"]["text"]
+    assert deck.startswith("## Slide 1: Contoso Launch – kickoff\nApril 14, Redmond campus\n")
+    assert "## Slide 4: Risks\nOffline sync demo\n" in deck
+    assert pdf["content"]["format"] == "pdf" and pdf["content"]["partsTotal"] >= 2
+    assert "1. Services: Fabrikam provides consulting services" in pdf["content"]["text"]
+    assert page["content"]["text"].startswith("## Page 2\n")
+    assert pdf["content"]["text"][pdf["content"]["parts"][1]["offset"] :].startswith(
+        page["content"]["text"][:200]
+    )
 
 
 async def test_downloads_went_to_the_preauthenticated_host_without_the_token() -> None:
@@ -432,3 +467,58 @@ def test_demo_dates_are_iso_utc() -> None:
     for message in emulator.me().messages.values():
         assert message.received.tzinfo is not None
         assert datetime.fromisoformat(message.received.isoformat()) == message.received
+
+
+@pytest.mark.slow
+def test_demo_process_writes_nothing_to_disk_and_starts_the_same_every_time(
+    tmp_path: Path,
+) -> None:
+    """Two ``--demo`` processes with a private HOME and working directory: identical answers
+    (a deterministic mailbox), and no file written anywhere they could write."""
+    calls = [
+        ("mail_list", {"limit": 50}),
+        ("mail_search", {"query": "budget"}),
+        ("files_list", {}),
+        ("files_read", {"path": "Documents/Reports/2026/Q1 report draft.md"}),
+    ]
+    lines = b"".join(
+        json.dumps(request(n, "tools/call", {"name": name, "arguments": arguments})).encode()
+        + b"\n"
+        for n, (name, arguments) in enumerate(calls, 1)
+    )
+    outputs = []
+    for run in range(2):
+        home = tmp_path / f"home{run}"
+        home.mkdir()
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / "config"),
+            "XDG_CACHE_HOME": str(home / "cache"),
+            "XDG_STATE_HOME": str(home / "state"),
+            "XDG_DATA_HOME": str(home / "data"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "mfconnector", "--demo"],
+            input=lines,
+            capture_output=True,
+            cwd=home,
+            env=env,
+            timeout=60,
+            check=True,
+        )
+        replies = [json.loads(line) for line in done.stdout.splitlines()]
+        assert [r["id"] for r in sorted(replies, key=lambda r: r["id"])] == [1, 2, 3, 4]
+        assert all("structuredContent" in r["result"] for r in replies)
+        # Cursors are signed with a per-process key: everything else must be identical.
+        data = []
+        for reply in sorted(replies, key=lambda r: r["id"]):
+            structured = reply["result"]["structuredContent"]
+            items = structured.get("skipped", {}).get("items")
+            if items and items.get("cursor"):
+                items["cursor"] = "<signed per process>"
+            data.append(structured)
+        outputs.append(data)
+        assert list(home.rglob("*")) == [], "the demo wrote to disk"
+    assert outputs[0] == outputs[1]

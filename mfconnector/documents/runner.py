@@ -1,0 +1,190 @@
+"""The server's side of document parsing: worker processes, deadlines, kills, reuse.
+
+A job goes to an idle worker if there is one (it has already paid Python's start-up and
+the parsers' imports: 60 to 90 ms a document, bench/README.md), otherwise to a new one.
+A worker goes back to the idle list only after a job that ended in text (or in an offset
+past the end); after a document error, a timeout, a cancellation, a crash or an oversized
+answer it is killed, so no job ever runs in a process a bad document has touched. The
+pool is made with the first caller's limits (memory, worker count); time and CPU limits
+come with each job. Idle workers stop after ``document_idle_seconds``, and all of them when the
+trio run ends (a system task owns them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from mfconnector.errors import DocumentError, ToolInputError
+from mfconnector.limits import Limits
+
+__all__ = ["DocumentWorkers", "workers_for"]
+
+_log = logging.getLogger("mfconnector.documents")
+ANSWER_BYTES = 1_000_000
+"""Largest answer line read from a worker (a 10,000-character window is far smaller)."""
+_LIMIT_PREFIXES = ("document_", "archive_")
+_POOL: trio.lowlevel.RunVar[DocumentWorkers] = trio.lowlevel.RunVar("mfc_document_workers")
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: trio.Process
+    jobs: int = 0
+    idle_since: float = 0.0
+    buffer: bytearray = field(default_factory=bytearray)
+
+    async def ask(self, job: dict[str, Any]) -> dict[str, Any] | None:
+        """Send one job and read its answer line; None when the process ended first."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            await self.process.stdin.send_all(json.dumps(job).encode() + b"\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return None
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > ANSWER_BYTES:
+                raise DocumentError("the document worker answered too much", code="crashed")
+            chunk = await self.process.stdout.receive_some(65_536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            raise DocumentError("the document worker answered nonsense", code="crashed")
+        return answer
+
+    async def kill(self) -> None:
+        with trio.CancelScope(shield=True):
+            if self.process.returncode is None:
+                with contextlib.suppress(OSError):  # it ended between the check and the kill
+                    self.process.kill()
+            await self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream is not None:
+                    await stream.aclose()
+
+
+def _died(returncode: int | None, limits: Limits, what: str) -> DocumentError:
+    if returncode == -getattr(signal, "SIGXCPU", -1000):
+        return DocumentError(
+            f"reading the {what} took more than {limits.document_cpu_seconds} s of CPU time",
+            code="cpu",
+            hint="it is too large or too complex to read here",
+        )
+    return DocumentError(
+        f"the document reader stopped while reading the {what} (exit status {returncode})",
+        code="crashed",
+        hint="the file is probably damaged; the server carries on",
+    )
+
+
+@dataclass(eq=False)
+class DocumentWorkers:
+    """At most ``document_workers`` parsing at once; idle ones kept for the next job."""
+
+    limits: Limits
+    idle: list[_Worker] = field(default_factory=list)
+    _slots: trio.CapacityLimiter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._slots = trio.CapacityLimiter(self.limits.document_workers)
+
+    async def _spawn(self) -> _Worker:
+        process = await trio.lowlevel.open_process(
+            [
+                sys.executable,
+                "-m",
+                "mfconnector.documents.worker",
+                str(self.limits.document_memory_bytes),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        return _Worker(process)
+
+    async def run(self, job: dict[str, Any], limits: Limits, what: str) -> dict[str, Any]:
+        """One extraction under ``limits``; its answer, or a ``DocumentError``."""
+        job = {
+            **job,
+            "limits": {
+                item.name: getattr(limits, item.name)
+                for item in dataclasses.fields(limits)
+                if item.name.startswith(_LIMIT_PREFIXES)
+            },
+        }
+        async with self._slots:
+            worker = self.idle.pop() if self.idle else await self._spawn()
+            reusable = False
+            try:
+                with trio.move_on_after(limits.document_seconds) as deadline:
+                    answer = await worker.ask(job)
+                if deadline.cancelled_caught:
+                    raise DocumentError(
+                        f"reading the {what} took longer than {limits.document_seconds:g} s",
+                        code="timeout",
+                        hint="it is too large or too complex to read here",
+                    )
+                if answer is None:
+                    await worker.kill()
+                    raise _died(worker.process.returncode, limits, what)
+                worker.jobs += 1
+                if answer.get("ok") is True:
+                    reusable = worker.jobs < limits.document_worker_jobs
+                    return answer
+                error = answer.get("error") or {}
+                if answer.get("input"):  # the document was read; the offset or part was not in it
+                    reusable = worker.jobs < limits.document_worker_jobs
+                    raise ToolInputError(str(error.get("message")), hint=error.get("hint"))
+                raise DocumentError(
+                    str(error.get("message")),
+                    code=str(error.get("code") or "corrupt"),
+                    hint=error.get("hint"),
+                    retry_safe=bool(error.get("retrySafe")),
+                )
+            finally:
+                if reusable:
+                    worker.idle_since = trio.current_time()
+                    self.idle.append(worker)
+                else:
+                    await worker.kill()
+
+    async def keep(self) -> None:
+        """A system task: stop workers idle too long, and all of them when the run ends."""
+        try:
+            while True:
+                await trio.sleep(max(self.limits.document_idle_seconds / 4, 0.05))
+                now = trio.current_time()
+                for worker in [
+                    w for w in self.idle if now - w.idle_since > self.limits.document_idle_seconds
+                ]:
+                    self.idle.remove(worker)
+                    await worker.kill()
+        finally:
+            while self.idle:
+                await self.idle.pop().kill()
+
+
+def workers_for(limits: Limits) -> DocumentWorkers:
+    """This trio run's worker pool (made on first use)."""
+    try:
+        return _POOL.get()
+    except LookupError:
+        pool = DocumentWorkers(limits)
+        _POOL.set(pool)
+        trio.lowlevel.spawn_system_task(pool.keep, name="mfconnector document workers")
+        return pool
