@@ -107,7 +107,7 @@ ACCOUNT_STATUS = Tool(
     description=(
         "Who the connector reads mail and files for, in which mode, whether sign-in works, "
         "its capabilities (scopes, mailbox time zone, shared mailboxes, other drives) and "
-        "limits. Call it first, and when a tool reports an auth problem."
+        "limits. Call it first, and on any auth problem."
     ),
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,

@@ -342,7 +342,7 @@ MAIL_LIST = Tool(
         "Messages in a folder (id, well-known name, or path; default inbox), newest first, "
         "no bodies; filters; triage: unread or flagged, with page counts; thread_of: a "
         "message's whole conversation across folders, oldest first. Compact rows unless "
-        f"detail=full; times in the mailbox's timeZone. {UNTRUSTED}"
+        f"detail=full; times in the mailbox's zone. {UNTRUSTED}"
     ),
     input_schema=input_schema(
         {
