@@ -160,6 +160,84 @@ def main() -> None:
         "\nCallToolResult carries the data twice (structuredContent and a JSON text block), so"
         " it is about twice structuredContent; JSON-RPC line = the bytes the server wrote."
     )
+    mail_views()
+
+
+def tool_call(label: str, name: str, arguments: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    return (label, "tools/call", {"name": name, "arguments": arguments})
+
+
+MAIL_BUDGETS = {
+    "mail_list, 25, compact": 8_000,
+    "mail_list, 50, compact": 16_000,
+}
+"""Issue 10's budgets: the bytes of the text block a client hands the model."""
+
+
+def mail_views() -> None:
+    """Compact and full mail results, batches under their budget: the text block's bytes."""
+    first = run_server([tool_call("ids", "mail_list", {"limit": 10})])
+    listing = json.loads(first["ids"])["result"]["structuredContent"]
+    ids = [values[0] for values in listing["messages"]]
+    calls = [
+        tool_call("mail_list, 25, compact", "mail_list", {"limit": 25}),
+        tool_call("mail_list, 25, full", "mail_list", {"limit": 25, "detail": "full"}),
+        tool_call("mail_list, 50, compact", "mail_list", {"limit": 50}),
+        tool_call("mail_list, 50, full", "mail_list", {"limit": 50, "detail": "full"}),
+        tool_call("mail_search, 25, compact", "mail_search", {"query": "budget", "limit": 25}),
+        tool_call("mail_list triage, 25, compact", "mail_list", {"triage": True, "limit": 25}),
+        tool_call("mail_list thread_of, compact", "mail_list", {"thread_of": ids[0]}),
+        tool_call("mail_read, compact", "mail_read", {"message_id": ids[0]}),
+        tool_call("mail_read, full", "mail_read", {"message_id": ids[0], "detail": "full"}),
+        *(
+            tool_call(
+                f"mail_read 10 ids, max_response_bytes {budget:,}",
+                "mail_read",
+                {"message_ids": ids, "max_response_bytes": budget},
+            )
+            for budget in (
+                DEFAULT_LIMITS.batch_response_bytes_min * 2,
+                DEFAULT_LIMITS.batch_response_bytes_default,
+                DEFAULT_LIMITS.batch_response_bytes_max,
+            )
+        ),
+    ]
+    replies = run_server(calls)
+    id_chars = min(len(i) for i in ids)
+    print(f"\n## Mail results on the demo ({id_chars}-character ids): compact and full\n")
+    print(
+        row(
+            "call",
+            "messages",
+            "text block bytes",
+            "per message",
+            "budget",
+            "JSON-RPC line",
+            "isError",
+        )
+    )
+    print(row("---", "---:", "---:", "---:", "---:", "---:", "---"))
+    for label, _, params in calls:
+        raw = replies[label]
+        result = json.loads(raw)["result"]
+        text = len(result["content"][0]["text"].encode("utf-8"))
+        data = result.get("structuredContent", {})
+        count = len(data.get("messages") or data.get("items") or ([1] if "message" in data else []))
+        if "items" in data:
+            count = sum(1 for item in data["items"] if item["status"] == "ok")
+        budget: int | str = MAIL_BUDGETS.get(label, "")
+        if "max_response_bytes" in params["arguments"]:
+            budget = params["arguments"]["max_response_bytes"]
+            assert len(raw) <= budget, f"{label}: the reply line is over its budget"
+        elif isinstance(budget, int):
+            assert text <= budget, f"{label}: {text:,} bytes is over the {budget:,}-byte budget"
+        per = f"{text // count:,}" if count else "-"
+        shown = f"{budget:,}" if isinstance(budget, int) else ""
+        print(row(label, count, f"{text:,}", per, shown, f"{len(raw):,}", result["isError"]))
+    print(
+        "\ntext block = the JSON text content a client hands the model (UTF-8 bytes); batch rows"
+        " count the messages returned `ok`, and their budget is checked on the whole reply line."
+    )
 
 
 if __name__ == "__main__":

@@ -57,6 +57,12 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--demo and --fixtures keep it in memory",
     )
     parser.add_argument(
+        "--time-zone",
+        metavar="ZONE",
+        help="show and filter mail times in this zone (IANA or Windows name) instead of "
+        "the mailbox's own",
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         choices=["debug", "info", "warning", "error"],
@@ -120,6 +126,10 @@ def _configure_logging(level: str) -> None:
     )
 
 
+class UsageError(Exception):
+    """A serve option that cannot work: one stderr line, exit status 2."""
+
+
 class _LazyGraph:
     """Creates the Graph client (and imports httpx) on the first tool call that needs it."""
 
@@ -165,11 +175,13 @@ def _context(
             )
 
         source: str | None = DEMO_SOURCE
+        all_files = True  # the demo has no scopes to grant: it shows every read
     elif args.fixtures:
         from mfconnector.graph.fixtures import load_fixtures
 
         mode = "fixtures"
         fixture_set = load_fixtures(args.fixtures, limits=limits)
+        all_files = bool(getattr(args, "auth_all_files", None))
         token_provider = StaticTokenProvider(FIXTURE_TOKEN, account="fixture account")
 
         def make() -> GraphClient:
@@ -187,7 +199,7 @@ def _context(
     else:
         mode = "live"
         source = None
-        token_provider, user_path, root, network, cloud = _live_auth(args)
+        token_provider, user_path, root, network, cloud, all_files = _live_auth(args)
 
         def make() -> GraphClient:
             from mfconnector.graph.client import GraphClient
@@ -206,6 +218,9 @@ def _context(
         user_path=user_path,
         source=source,
         writes=_write_setup(args, limits, gates or Gates(), cloud, live=mode == "live"),
+        mailbox=_mailbox(args),
+        time_zone=_time_zone(args),
+        all_files=all_files,
     )
     return context, graph
 
@@ -231,10 +246,33 @@ def _write_setup(
     return WriteSetup(gates, AsyncSendStore(SendStore(path, limits=limits)), cloud=cloud)
 
 
+def _mailbox(args: argparse.Namespace) -> str | None:
+    try:
+        from mfconnector.auth.config import mailbox_argument
+    except ImportError:
+        return None
+    return mailbox_argument(args)
+
+
+def _time_zone(args: argparse.Namespace) -> str | None:
+    """``--time-zone`` checked at start-up: an unknown zone is a usage error, not UTC."""
+    name = getattr(args, "time_zone", None)
+    if name is None:
+        return None
+    from mfconnector.timezones import resolve_zone
+
+    if resolve_zone(name) is None:
+        raise UsageError(
+            f"--time-zone {name[:60]!r} is not a time zone (try Europe/Paris or "
+            "'W. Europe Standard Time')"
+        )
+    return str(name)
+
+
 def _live_auth(
     args: argparse.Namespace,
-) -> tuple[TokenProvider, str, str, NetworkSettings | None, str]:
-    """Token provider, user path, Graph root, network settings and cloud of a live server."""
+) -> tuple[TokenProvider, str, str, NetworkSettings | None, str, bool]:
+    """Token provider, user path, Graph root, network settings, cloud and ``--all-files``."""
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 
     try:
@@ -243,14 +281,14 @@ def _live_auth(
     except ImportError:
         from mfconnector.auth import StaticTokenProvider
 
-        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, None, "global"
+        return StaticTokenProvider(None), "/me", DEFAULT_GRAPH_ROOT, None, "global", False
     from mfconnector.auth import UnavailableTokenProvider
     from mfconnector.errors import AuthError
 
     try:
         config = auth_config_from_args(args)
     except AuthError as error:
-        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None, "global"
+        return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None, "global", False
     # The server asks for the read permissions only: Entra ID puts every permission the
     # user consented to in the token anyway, and asking for a write permission that was
     # never consented would break the read tools too. The acting tools check the granted
@@ -258,7 +296,14 @@ def _live_auth(
     import dataclasses
 
     provider = build_token_provider(dataclasses.replace(config, extra_scopes=()))
-    return provider, config.user_path, config.graph_root, config.network, config.cloud.name
+    return (
+        provider,
+        config.user_path,
+        config.graph_root,
+        config.network,
+        config.cloud.name,
+        config.all_files,
+    )
 
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
@@ -270,7 +315,7 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         stdio = choose_stdio()
         gates = gates_from_args(args)
         context, graph = _context(args, limits, gates)
-    except (StdioChoiceError, FixtureError, GateConfigError) as error:
+    except (StdioChoiceError, FixtureError, GateConfigError, UsageError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))

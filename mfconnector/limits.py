@@ -129,6 +129,15 @@ class Limits:
     """Most problems named when arguments fail the tool's schema."""
     tools_list_bytes: int = 8_192
     """Budget for the compact JSON of the whole ``tools`` array of ``tools/list``."""
+    batch_read_ids: int = 10
+    """Most messages one ``mail_read`` call may name in ``message_ids``."""
+    batch_response_bytes_min: int = 4_096
+    batch_response_bytes_max: int = 131_072
+    batch_response_bytes_default: int = 65_536
+    """Range and default of ``max_response_bytes``: a batch read's whole result, counted as
+    sent (structured copy plus text copy, escaped) with room for the reply around it."""
+    folder_scan_requests: int = 12
+    """Most Graph requests spent finding a mail folder by bare name (breadth-first)."""
 
     # --- acting on mail (write, delete and send gates) ---------------------------------
     tools_list_all_gates_bytes: int = 11_742

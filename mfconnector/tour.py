@@ -76,11 +76,6 @@ def _server() -> Iterator[_Client]:
             process.stdout.close()
 
 
-def _sender(message: dict[str, Any]) -> str:
-    address = message.get("from", {}).get("emailAddress", {})
-    return str(address.get("name") or address.get("address") or "?")
-
-
 def _short(text: Any, width: int) -> str:
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -118,6 +113,17 @@ def _skipped_lines(result: dict[str, Any], is_error: bool) -> list[str]:
     return lines
 
 
+def _rows(listing: dict[str, Any]) -> list[dict[str, Any]]:
+    """A compact mail list's table as one dict per message."""
+    columns = listing.get("columns", [])
+    return [dict(zip(columns, values, strict=False)) for values in listing.get("messages", [])]
+
+
+def _address(sender: str) -> str:
+    """``Name <address>`` (a compact row's sender) as the address alone."""
+    return sender.rsplit("<", 1)[-1].rstrip(">") if "<" in sender else sender
+
+
 DOCUMENTS = (
     "Documents/Q1 Budget Review.docx",
     "Projects/Budget 2027/Budget 2027 model.xlsx",
@@ -150,18 +156,18 @@ def _unscripted_search_and_filter(
     word = _longest_word(newest)
     _section(out, f"A search nobody scripted (mail_search query={word!r})")
     found, is_error = client.call("mail_search", query=word, limit=5)
-    for message in found["messages"]:
-        out.write(f"    {message['receivedDateTime'][:10]}  {_short(message.get('subject'), 70)}\n")
+    for message in _rows(found):
+        out.write(f"    {message['received'][:10]}  {_short(message.get('subject'), 70)}\n")
     out.writelines(line + "\n" for line in _skipped_lines(found, is_error))
-    sender = next((m["from"]["emailAddress"]["address"] for m in newest if m.get("from")), None)
+    sender = next((_address(m["from"]) for m in newest if m.get("from")), None)
     if sender is None:
         return
     _section(out, f"A filter nobody scripted (mail_list from={sender}, has_attachments)")
     filtered, is_error = client.call(
         "mail_list", folder="inbox", **{"from": sender}, has_attachments=True, limit=5
     )
-    for message in filtered["messages"]:
-        out.write(f"    {message['receivedDateTime'][:10]}  {_short(message.get('subject'), 70)}\n")
+    for message in _rows(filtered):
+        out.write(f"    {message['received'][:10]}  {_short(message.get('subject'), 70)}\n")
     if not filtered["messages"]:
         out.write("    (none: that sender sent nothing with attachments)\n")
     out.writelines(line + "\n" for line in _skipped_lines(filtered, is_error))
@@ -195,35 +201,32 @@ def _tour(client: _Client, out: IO[str]) -> None:
 
     _section(out, "The five newest messages in the inbox (mail_list limit=5)")
     listing, is_error = client.call("mail_list", folder="inbox", limit=5)
-    for message in listing["messages"]:
-        mark = " " if message.get("isRead") else "*"
-        out.write(
-            f" {mark} {message['receivedDateTime'][:16]}  {_short(_sender(message), 18):<18}  "
-        )
+    out.write(
+        f"  (compact rows: {', '.join(listing['columns'])}; times in {listing['timeZone']})\n"
+    )
+    for message in _rows(listing):
+        mark = "*" if "unread" in (message.get("flags") or "") else " "
+        out.write(f" {mark} {message['received']}  {_short(message.get('from'), 18):<18}  ")
         out.write(_short(message.get("subject"), 52) + "\n")
     out.writelines(line + "\n" for line in _skipped_lines(listing, is_error))
     cursor = listing.get("skipped", {}).get("items", {}).get("cursor")
     if cursor:
         more, _ = client.call("mail_list", cursor=cursor, limit=3)
         out.write("  …and with that cursor, the next three:\n")
-        for message in more["messages"]:
-            out.write(
-                f"    {message['receivedDateTime'][:16]}  {_short(message.get('subject'), 60)}\n"
-            )
+        for message in _rows(more):
+            out.write(f"    {message['received']}  {_short(message.get('subject'), 60)}\n")
 
-    _unscripted_search_and_filter(client, out, listing["messages"])
+    _unscripted_search_and_filter(client, out, _rows(listing))
 
     _section(out, "Reading a long message (mail_read)")
     search, _ = client.call("mail_search", query="transcript OR retrospective", limit=25)
     shown = False
-    for message in search["messages"]:
+    for message in _rows(search):
         read, is_error = client.call("mail_read", message_id=message["id"])
         body = read["message"]["body"]
         if "text" in read.get("skipped", {}):
             out.write(f"subject: {_short(read['message'].get('subject'), 80)}\n")
-            out.write(
-                textwrap.indent(textwrap.fill(_short(body["content"], 300), WIDTH - 4), "  ") + "\n"
-            )
+            out.write(textwrap.indent(textwrap.fill(_short(body, 300), WIDTH - 4), "  ") + "\n")
             out.writelines(line + "\n" for line in _skipped_lines(read, is_error))
             shown = True
             break

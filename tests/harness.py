@@ -84,8 +84,12 @@ def client_context(
     mode: str = "fixtures",
     allow_partial: bool = False,
     tokens: Any = None,
+    **options: Any,
 ) -> ToolContext:
-    """A tool context around an existing GraphClient (fixture transport or loopback)."""
+    """A tool context around an existing GraphClient (fixture transport or loopback).
+
+    ``options`` are further ToolContext fields (``time_zone``, ``mailbox``, ``all_files``).
+    """
 
     async def graph() -> Any:
         return client
@@ -96,6 +100,7 @@ def client_context(
         allow_partial=allow_partial,
         token_provider=tokens or StaticTokenProvider("t"),
         graph_factory=graph,
+        **options,
     )
 
 
@@ -164,3 +169,21 @@ async def open_session(
         nursery.start_soon(run)
         yield Session(to_server, from_server)
         nursery.cancel_scope.cancel()
+
+
+def rows(data: dict[str, Any], key: str = "messages") -> list[dict[str, Any]]:
+    """The items of a list result as objects, whether full or a compact table.
+
+    A compact mail list is ``{"columns": [...], "messages": [[...], ...]}``; its rows come
+    back keyed by column (only the values the row has: a row may stop early).
+    """
+    items = data[key]
+    if key != "messages" or "columns" not in data:
+        return list(items)
+    columns = data["columns"]
+    out = []
+    for values in items:
+        assert isinstance(values, list) and len(values) <= len(columns)
+        assert not values or values[-1] not in (None, ""), "a row ends at its last value"
+        out.append({c: v for c, v in zip(columns, values, strict=False) if v not in (None, "")})
+    return out

@@ -35,7 +35,7 @@ TEST_SECONDS = 20
 async def serve(graph: LoopbackServer, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     tokens = StaticTokenProvider("t")
     client = GraphClient(root=f"{graph.url}/v1.0", token_provider=tokens, limits=ACTIVE)
-    ctx = client_context(client, ACTIVE, mode="live", tokens=tokens)
+    ctx = client_context(client, ACTIVE, mode="live", tokens=tokens, time_zone="UTC")
     replies = []
     with trio.fail_after(TEST_SECONDS):
         async with client, open_session(context=ctx, limits=ACTIVE) as session:

@@ -135,7 +135,7 @@ def test_defaults_come_from_xdg_cache_home(tmp_path: Path) -> None:
     assert config.tenant == "common"
     assert config.authority == "https://login.microsoftonline.com/common"
     assert config.graph_root == "https://graph.microsoft.com/v1.0"
-    assert config.scopes == ("User.Read", "Mail.Read", "Files.Read")
+    assert config.scopes == ("User.Read", "Mail.Read", "MailboxSettings.Read", "Files.Read")
     assert config.user_path == "/me"
     assert config.mode == "delegated"
     assert not config.allow_plaintext_cache
@@ -158,7 +158,13 @@ def test_environment_is_read_and_flags_override_it(tmp_path: Path) -> None:
     assert from_env.cloud is CLOUDS["usgov"]
     assert from_env.cache_path == tmp_path / "env.json"
     assert from_env.allow_plaintext_cache and from_env.all_files
-    assert from_env.scopes == ("User.Read", "Mail.Read", "Files.Read.All")
+    assert from_env.scopes == (
+        "User.Read",
+        "Mail.Read",
+        "MailboxSettings.Read",
+        "Files.Read.All",
+        "Sites.Read.All",
+    )
 
     other_id = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
     flags = parse(
@@ -290,14 +296,22 @@ def test_login_prints_the_code_to_stderr_only(
     assert "enter the code" in captured.err
     assert (
         f"Signed in as adele.vance@contoso.example (tenant {TENANT_ID}). "
-        "Granted scopes: Files.Read, Mail.Read, User.Read." in captured.err
+        "Granted scopes: Files.Read, Mail.Read, MailboxSettings.Read, User.Read." in captured.err
     )
     assert "not encrypted" in captured.err
     assert captured.err.rstrip().splitlines()[-1].startswith("Signed in as ")
     # We passed no reserved scope (msal would have raised); msal added its own.
     (devicecode,) = [r for r in idp.requests if r.path.endswith("/devicecode")]
     assert devicecode.data["scope"].split() == sorted(
-        ["Files.Read", "Mail.Read", "User.Read", "offline_access", "openid", "profile"]
+        [
+            "Files.Read",
+            "Mail.Read",
+            "MailboxSettings.Read",
+            "User.Read",
+            "offline_access",
+            "openid",
+            "profile",
+        ]
     )
     # CP1 is declared, so Graph may send claims challenges.
     (device_poll,) = idp.token_requests("urn:ietf:params:oauth:grant-type:device_code")
@@ -317,7 +331,7 @@ def test_login_waits_through_authorization_pending(config: AuthConfig) -> None:
 def test_login_warns_about_scopes_that_were_not_granted(config: AuthConfig) -> None:
     idp = FakeIdP(client_id=CLIENT_ID, granted_scopes="Mail.Read User.Read openid profile")
     text = sign_in(config, idp)
-    assert "warning: not granted: Files.Read" in text
+    assert "warning: not granted: MailboxSettings.Read, Files.Read" in text
     assert "Granted scopes: Mail.Read, User.Read." in text
 
 
@@ -641,7 +655,7 @@ def test_status_says_the_plaintext_cache_is_not_encrypted(config: AuthConfig, id
     assert "adele.vance@contoso.example" in text
     assert TENANT_ID in text
     assert "https://login.microsoftonline.com/common" in text
-    assert "Files.Read Mail.Read User.Read" in text
+    assert "Files.Read Mail.Read MailboxSettings.Read User.Read" in text
     assert str(config.cache_path) in text
 
 
@@ -836,8 +850,8 @@ async def test_describe_reports_facts_and_never_a_token(config: AuthConfig, idp:
         "cloud": "global",
         "graphRoot": "https://graph.microsoft.com/v1.0",
         "clientId": CLIENT_ID,
-        "scopes": ["Files.Read", "Mail.Read", "User.Read"],
-        "requestedScopes": ["User.Read", "Mail.Read", "Files.Read"],
+        "scopes": ["Files.Read", "Mail.Read", "MailboxSettings.Read", "User.Read"],
+        "requestedScopes": ["User.Read", "Mail.Read", "MailboxSettings.Read", "Files.Read"],
         "cacheLocation": str(config.cache_path),
         "cacheEncrypted": False,
         "cacheStorage": "plaintext file, mode 0600",

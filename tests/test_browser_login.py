@@ -111,7 +111,7 @@ def test_browser_sign_in_names_the_account_and_granted_scopes(
     code, text = login(config, idp, browser)
     assert code == 0, text
     assert "Signed in as adele.vance@contoso.example" in text
-    assert "Granted scopes: Files.Read, Mail.Read, User.Read." in text
+    assert "Granted scopes: Files.Read, Mail.Read, MailboxSettings.Read, User.Read." in text
     assert browser.errors == []
     assert browser.pages and browser.pages[0][0] == 200
     assert "Signed in to mfconnector" in browser.pages[0][1]

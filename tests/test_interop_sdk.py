@@ -80,6 +80,7 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "mail_list": {"limit": 5},
     "mail_search": {"query": "launch", "limit": 5},
     "mail_read": {"message_id": "AAMkAGI2-not-a-real-message"},
+    "mail_attachment": {"message_id": "AAMkAGI2-not-a-real-message"},
     "files_list": {"limit": 5},
     "files_search": {"query": "report", "limit": 5},
     "files_read": {"path": "Documents/readme.txt"},
@@ -314,7 +315,46 @@ async def call_every_tool(
         assert isinstance(result, types.CallToolResult)
         check_result(tool.name, result, mode)
         results[tool.name] = result
+    await call_every_read_operation(call_tool, mode)
     return results
+
+
+def read_operations(ids: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Every read operation of issue 10, with ids taken from a first listing."""
+    first = ids[0]
+    return [
+        ("mail_list", {"limit": 5, "detail": "full"}),
+        ("mail_list", {"triage": True, "limit": 5}),
+        ("mail_list", {"thread_of": first, "limit": 5}),
+        ("mail_list", {"folder": "Projects/Contoso Launch", "limit": 5}),
+        ("mail_folders", {"parent": "inbox"}),
+        ("mail_search", {"query": "launch", "detail": "full", "limit": 3}),
+        ("mail_read", {"message_id": first, "unique_body": True}),
+        ("mail_read", {"message_id": first, "detail": "full"}),
+        ("mail_read", {"message_ids": ids[:3], "max_response_bytes": 16_384}),
+        ("mail_attachment", {"message_id": first}),
+        ("mail_list", {"mailbox": "support@contoso.onmicrosoft.com", "limit": 5}),
+        ("files_list", {"site": "Marketing/Documents", "limit": 5}),
+    ]
+
+
+ANSWERED_WITHOUT_GRAPH_SITES = {"files_list"}
+"""The demo has no SharePoint site search: its site lookup is an error result."""
+
+
+async def call_every_read_operation(call_tool: Any, mode: str) -> None:
+    """Each operation answers a result the SDK accepts (an error result when not signed in)."""
+    listed = await call_tool("mail_list", {"limit": 5})
+    rows = (listed.structured_content or {}).get("messages") or []
+    ids = [row[0] for row in rows if isinstance(row, list)] or ["AAMkAGI2-not-a-real-message"]
+    for name, arguments in read_operations(ids):
+        result = await call_tool(name, arguments)
+        assert isinstance(result, types.CallToolResult)
+        check_result(name, result, mode)
+        if mode == "live":
+            assert result.is_error is True, (name, arguments)
+        elif name not in ANSWERED_WITHOUT_GRAPH_SITES:
+            assert result.structured_content is not None, (name, arguments, result.content)
 
 
 # --- checks on the recorded wire --------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import client_context, open_session, request
+from harness import client_context, open_session, request, rows
 from idp_fake import FakeIdP
 from loopback import LoopbackServer, Reply
 
@@ -102,7 +102,7 @@ async def test_a_401_costs_one_forced_refresh_and_one_retry(
         sent = server.requests_to(MESSAGES_PATH)
     result = reply["result"]
     assert result["isError"] is False
-    assert result["structuredContent"]["messages"][0]["subject"] == "Hello from live mode"
+    assert rows(result["structuredContent"])[0]["subject"] == "Hello from live mode"
     assert len(sent) == 2
     assert len(idp.token_requests("refresh_token")) == 1
     first, second = bearer(sent[0]), bearer(sent[1])

@@ -93,7 +93,7 @@ def test_login_in_a_real_process_signs_in_through_the_browser(tmp_path: Path) ->
     assert done.stdout == b""
     assert "Opening your web browser to sign in..." in errors
     assert "Signed in as adele.vance@contoso.example" in errors
-    assert "Granted scopes: Files.Read, Mail.Read, User.Read." in errors
+    assert "Granted scopes: Files.Read, Mail.Read, MailboxSettings.Read, User.Read." in errors
     assert len(idp.token_requests("authorization_code")) == 1
     assert "login.microsoftonline.com:443" in tunnels
     assert '"RefreshToken"' in cache.read_text("utf-8")

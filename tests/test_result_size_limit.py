@@ -41,6 +41,10 @@ def fixture_file() -> bytes:
     return json.dumps({"responses": [entry]}).encode()
 
 
+FULL = {"detail": "full"}
+"""Items as Graph shapes them, so ITEM_BYTES is what one costs (compact rows cost less)."""
+
+
 @asynccontextmanager
 async def context(limits: Limits) -> AsyncIterator[ToolContext]:
     tokens = StaticTokenProvider("t")
@@ -51,7 +55,7 @@ async def context(limits: Limits) -> AsyncIterator[ToolContext]:
     )
 
     try:
-        yield client_context(client, limits, tokens=tokens)
+        yield client_context(client, limits, tokens=tokens, time_zone="UTC")
     finally:
         await client.aclose()
 
@@ -62,8 +66,8 @@ async def context(limits: Limits) -> AsyncIterator[ToolContext]:
 async def test_a_list_stops_at_the_result_size_limit(budget: int, shown: int) -> None:
     limits = dataclasses.replace(DEFAULT_LIMITS, result_bytes=budget)
     async with context(limits) as ctx:
-        first = await mail_list(ctx, {})
-        rest = await mail_list(ctx, {"cursor": first["skipped"]["items"]["cursor"]})
+        first = await mail_list(ctx, FULL)
+        rest = await mail_list(ctx, {**FULL, "cursor": first["skipped"]["items"]["cursor"]})
     assert len(first["messages"]) == shown
     assert first["incomplete"] is True
     assert first["skipped"]["items"]["why"] == "the result size limit"
@@ -74,14 +78,14 @@ async def test_a_list_stops_at_the_result_size_limit(budget: int, shown: int) ->
 async def test_one_item_is_always_shown_even_past_the_limit() -> None:
     limits = dataclasses.replace(DEFAULT_LIMITS, result_bytes=1)
     async with context(limits) as ctx:
-        first = await mail_list(ctx, {})
+        first = await mail_list(ctx, FULL)
     assert len(first["messages"]) == 1
     assert first["skipped"]["items"]["count"] == len(MESSAGES) - 1
 
 
 async def test_everything_fits_under_the_default_limit() -> None:
     async with context(DEFAULT_LIMITS) as ctx:
-        result: dict[str, Any] = await mail_list(ctx, {})
+        result: dict[str, Any] = await mail_list(ctx, FULL)
     assert len(result["messages"]) == len(MESSAGES)
     assert "incomplete" not in result and "skipped" not in result
 
@@ -100,7 +104,9 @@ async def test_quotes_and_cjk_are_counted_as_they_are_sent() -> None:
     tokens = StaticTokenProvider("t")
     limits = dataclasses.replace(DEFAULT_LIMITS, result_bytes=100_000)
     async with GraphClient(token_provider=tokens, transport=FixtureTransport(fixtures)) as client:
-        result = await mail_list(client_context(client, limits, tokens=tokens), {})
+        result = await mail_list(
+            client_context(client, limits, tokens=tokens, time_zone="UTC"), FULL
+        )
     shown = len(result["messages"])
     assert 0 < shown < 50
     assert wire_bytes(result["messages"]) <= limits.result_bytes

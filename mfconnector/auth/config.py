@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 from mfconnector.errors import AuthError
@@ -38,14 +38,25 @@ __all__ = [
     "auth_config_from_args",
     "check_scopes",
     "default_cache_path",
+    "mailbox_argument",
 ]
 
 RESERVED_SCOPES = frozenset({"openid", "profile", "offline_access"})
 """msal adds these itself and raises ``ValueError`` when a caller passes them."""
 
-DELEGATED_SCOPES: tuple[str, ...] = ("User.Read", "Mail.Read", "Files.Read")
+DELEGATED_SCOPES: tuple[str, ...] = (
+    "User.Read",
+    "Mail.Read",
+    "MailboxSettings.Read",
+    "Files.Read",
+)
+"""MailboxSettings.Read is for the mailbox's time zone alone (times shown and filtered in it)."""
 ALL_FILES_SCOPE = "Files.Read.All"
 """Replaces ``Files.Read`` with ``--all-files``: it also reaches drives shared with the user."""
+SITES_SCOPE = "Sites.Read.All"
+"""Added by ``--all-files``: SharePoint sites and their document libraries by name."""
+SHARED_MAIL_SCOPE = "Mail.Read.Shared"
+"""Added by ``--shared-mail`` or ``--mailbox``: shared and delegated mailboxes."""
 
 WELL_KNOWN_TENANTS = ("common", "organizations", "consumers")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
@@ -110,6 +121,7 @@ class AuthConfig:
     cache_path: Path = field(default_factory=lambda: default_cache_path(os.environ))
     allow_plaintext_cache: bool = False
     all_files: bool = False
+    shared_mail: bool = False
     app_only: bool = False
     user: str | None = None
     """App-only: the mailbox and drive owner (object id or UPN). Unused when delegated."""
@@ -147,8 +159,12 @@ class AuthConfig:
         if self.app_only:
             return (self.cloud.graph_host + "/.default",)
         files = ALL_FILES_SCOPE if self.all_files else "Files.Read"
-        base = [s if s != "Files.Read" else files for s in DELEGATED_SCOPES]
-        return check_scopes([*base, *(s for s in self.extra_scopes if s not in base)])
+        scopes = [s if s != "Files.Read" else files for s in DELEGATED_SCOPES]
+        if self.all_files:
+            scopes.append(SITES_SCOPE)
+        if self.shared_mail:
+            scopes.append(SHARED_MAIL_SCOPE)
+        return check_scopes([*scopes, *(s for s in self.extra_scopes if s not in scopes)])
 
     @property
     def login_command(self) -> str:
@@ -171,6 +187,12 @@ class AuthConfig:
                 hint="register an app (docs/AUTH.md), then set MFC_CLIENT_ID or pass --client-id",
             )
         return self.client_id
+
+
+def mailbox_argument(args: Any, env: Mapping[str, str] | None = None) -> str | None:
+    """``--mailbox`` or ``MFC_MAILBOX``: the mailbox read when a call names none."""
+    env = os.environ if env is None else env
+    return _pick(getattr(args, "auth_mailbox", None), env, "MFC_MAILBOX")
 
 
 def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
@@ -225,7 +247,23 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         dest="auth_all_files",
         action=switch,
         default=unset,
-        help="ask for Files.Read.All instead of Files.Read (shared drives) [MFC_SCOPES_ALL_FILES]",
+        help="ask for Files.Read.All and Sites.Read.All instead of Files.Read (other drives, "
+        "SharePoint libraries) [MFC_SCOPES_ALL_FILES]",
+    )
+    group.add_argument(
+        "--shared-mail",
+        dest="auth_shared_mail",
+        action=switch,
+        default=unset,
+        help="ask for Mail.Read.Shared too (the tools' `mailbox` argument) "
+        "[MFC_SCOPES_SHARED_MAIL; on with --mailbox]",
+    )
+    group.add_argument(
+        "--mailbox",
+        dest="auth_mailbox",
+        metavar="ADDRESS",
+        default=unset,
+        help="read this shared or delegated mailbox by default [MFC_MAILBOX]",
     )
     group.add_argument(
         "--app-only",
@@ -323,6 +361,12 @@ def auth_config_from_args(
     )
     flag_all = getattr(args, "auth_all_files", None)
     all_files = flag_all if flag_all is not None else _env_bool(env, "MFC_SCOPES_ALL_FILES")
+    flag_shared = getattr(args, "auth_shared_mail", None)
+    shared_mail = (
+        flag_shared if flag_shared is not None else _env_bool(env, "MFC_SCOPES_SHARED_MAIL")
+    )
+    if mailbox_argument(args, env):
+        shared_mail = True
 
     secret = env.get("MFC_CLIENT_SECRET") or None
     raw_cert = _pick(getattr(args, "auth_client_cert", None), env, "MFC_CLIENT_CERT_PATH")
@@ -380,6 +424,7 @@ def auth_config_from_args(
         cache_path=cache_path,
         allow_plaintext_cache=bool(allow_plain),
         all_files=bool(all_files),
+        shared_mail=bool(shared_mail),
         app_only=app_only,
         user=user,
         client_secret=secret if app_only else None,

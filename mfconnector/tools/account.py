@@ -8,6 +8,7 @@ from mfconnector.errors import ToolError
 from mfconnector.protocol import server_info
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import input_schema
+from mfconnector.tools.mailbox import mailbox_of, zone_record
 
 __all__ = ["ACCOUNT_STATUS"]
 
@@ -20,6 +21,9 @@ SHOWN_LIMITS = (
     "result_bytes",
     "graph_body_bytes",
     "line_bytes",
+    "batch_read_ids",
+    "batch_response_bytes_default",
+    "batch_response_bytes_max",
 )
 """The limits that shape what the assistant sees (all of them: docs/LIMITS.md)."""
 
@@ -27,18 +31,37 @@ INPUT_SCHEMA = input_schema({})
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {
-        "mode": {"enum": ["demo", "fixtures", "live"]},
-        "server": {"type": "object"},
-        "signedIn": {"type": "boolean"},
-        "account": {"type": "object"},
-        "profile": {"type": "object"},
-        "problem": {"type": "object"},
-        "allowPartial": {"type": "boolean"},
-        "limits": {"type": "object"},
-    },
-    "required": ["mode", "server", "signedIn", "limits"],
+    "properties": {"mode": {"enum": ["demo", "fixtures", "live"]}},
+    "required": ["mode", "server", "signedIn", "capabilities", "limits"],
 }
+SHARED_MAIL_SCOPE = "Mail.Read.Shared"
+
+
+def capabilities(ctx: ToolContext, account: dict[str, Any]) -> dict[str, Any]:
+    """What this server and account can read: scopes granted, mailbox, drives, operations."""
+    scopes = account.get("scopes")
+    granted = [s for s in scopes if isinstance(s, str)] if isinstance(scopes, list) else None
+    offline = ctx.mode != "live"
+    shared = offline or bool(granted and any(s.lower() == "mail.read.shared" for s in granted))
+    return {
+        "scopes": granted if granted is not None else "not reported",
+        "mailbox": ctx.mailbox or "me",
+        "sharedMailboxes": shared,
+        "otherDrives": ctx.all_files,
+        "timeZone": {"name": ctx.time_zone or "unknown", "source": "not read yet"},
+        "reads": list(READ_OPERATIONS),
+    }
+
+
+READ_OPERATIONS = (
+    "folders by id, well-known name or path",
+    "list, triage and thread (mail_list)",
+    "search",
+    "read one or 1-10 (mail_read), unique_body",
+    "attachments: list, text, attached email",
+    "compact or detail=full",
+    "files: own drive, other drives with --all-files",
+)
 
 
 async def account_status(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +72,7 @@ async def account_status(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
         "signedIn": bool(account.get("signedIn")),
         "account": account,
         "allowPartial": ctx.allow_partial,
+        "capabilities": capabilities(ctx, account),
         "limits": {name: getattr(ctx.limits, name) for name in SHOWN_LIMITS},
     }
     if ctx.writes is not None:  # which acting switches the operator turned on
@@ -61,6 +85,9 @@ async def account_status(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
         }
     if result["signedIn"]:
         try:
+            mailbox = mailbox_of(ctx, {})
+            zone = await zone_record(ctx, mailbox)
+            result["capabilities"]["timeZone"] = {"name": zone.zone.name, "source": zone.source}
             graph = await ctx.graph()
             answer = await graph.get_json(
                 ctx.user_path, query={"$select": ",".join(PROFILE_FIELDS)}
@@ -86,9 +113,9 @@ ACCOUNT_STATUS = Tool(
     name="account_status",
     title="Account status",
     description=(
-        "Who the connector reads mail and files for, in which mode (demo, fixtures, live), "
-        "whether sign-in works, and the limits in force. Call it first when a tool reports "
-        "an auth problem."
+        "Who the connector reads mail and files for, in which mode, whether sign-in works, "
+        "its capabilities (scopes, mailbox time zone, shared mailboxes, other drives) and "
+        "limits. Call it first, and on any auth problem."
     ),
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,

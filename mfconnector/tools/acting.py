@@ -17,7 +17,7 @@ from typing import Any
 
 from mfconnector.errors import ToolError
 from mfconnector.tools.base import ToolContext
-from mfconnector.tools.common import GRAPH_WELL_KNOWN_FOLDERS, MIN_ID_CHARS
+from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.writes.errors import WriteError, as_write_error
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
 
@@ -42,6 +42,8 @@ DESTRUCTIVE: dict[str, Any] = {"openWorldHint": False}
 SENDING: dict[str, Any] = {}
 """Destructive and open world: every hint is MCP's default."""
 _ID = re.compile(r"^[A-Za-z0-9_=+/!.-]{1,1024}$")
+MIN_ID_CHARS = 16
+"""Outlook ids are long; a short word that is not a well-known name is a typo."""
 
 
 @dataclass(frozen=True)

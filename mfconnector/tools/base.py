@@ -16,6 +16,7 @@ from mfconnector.errors import ToolError
 from mfconnector.graph.cursor import CursorSigner
 from mfconnector.jsonrpc import encode_json
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.tools.state import ReadState
 
 if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
@@ -33,12 +34,10 @@ __all__ = [
     "wire_bytes",
 ]
 
-READ_ONLY: dict[str, Any] = {
-    "readOnlyHint": True,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": True,
-}
+READ_ONLY: dict[str, Any] = {"readOnlyHint": True}
+"""All a read tool needs to say: MCP reads destructiveHint and idempotentHint only when
+readOnlyHint is false, and openWorldHint defaults to true. Every byte here is paid on
+every tools/list, once per tool."""
 
 GraphFactory = Callable[[], Awaitable["GraphClient"]]
 
@@ -56,6 +55,13 @@ class ToolContext:
     source: str | None = None
     writes: WriteSetup | None = None
     """Gates, state store and caches of the acting tools; None when every gate is off."""
+    mailbox: str | None = None
+    """``--mailbox``: the shared or delegated mailbox read when a call names none."""
+    time_zone: str | None = None
+    """``--time-zone``: shown and filtered in this zone instead of the mailbox's own."""
+    all_files: bool = False
+    """``--all-files``: Files.Read.All and Sites.Read.All, so other drives can be read."""
+    state: ReadState = field(default_factory=ReadState)
     cursors: CursorSigner = field(init=False)
     """Issues and redeems this process's signed continuation cursors."""
 
@@ -118,7 +124,7 @@ class Tool:
             "description": description if isinstance(description, str) else description(limits),
             "inputSchema": self.input_schema_for(limits),
             "outputSchema": self.output_schema,
-            "annotations": {"title": self.title, **self.annotations},
+            "annotations": self.annotations,
         }
         if self.output_schema is None:
             del definition["outputSchema"]

@@ -2,50 +2,27 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
-from mfconnector.errors import ToolInputError
 from mfconnector.shaping import Skipped, shape_item
 from mfconnector.tools.base import ActiveLimit, ToolContext
 from mfconnector.tools.listing import ItemShaper
 
 __all__ = [
     "CURSOR",
+    "DETAIL",
     "FOLDER",
     "LIMIT",
+    "MAILBOX",
     "OUTLOOK_ID",
+    "OUTLOOK_ID_PATTERN",
+    "OUTPUT_SCHEMA",
     "QUERY",
-    "WELL_KNOWN_FOLDERS",
-    "folder_segment",
     "input_schema",
     "item_shaper",
-    "list_output_schema",
-    "object_output_schema",
     "shape_items",
 ]
-
-WELL_KNOWN_FOLDERS = ("inbox", "sentitems", "drafts", "archive", "deleteditems", "junkemail")
-"""The names tools suggest; Graph accepts the longer list below wherever a folder id goes."""
-GRAPH_WELL_KNOWN_FOLDERS = frozenset(
-    {
-        *WELL_KNOWN_FOLDERS,
-        "clutter",
-        "conflicts",
-        "conversationhistory",
-        "localfailures",
-        "msgfolderroot",
-        "outbox",
-        "recoverableitemsdeletions",
-        "scheduled",
-        "searchfolders",
-        "serverfailures",
-        "syncissues",
-    }
-)
-MIN_ID_CHARS = 16
-"""Outlook and OneDrive ids are long; a short word that is not a well-known name is a typo."""
 
 LIMIT: dict[str, Any] = {
     "type": "integer",
@@ -57,31 +34,17 @@ CURSOR: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
     "maxLength": ActiveLimit("cursor_chars"),
-    "description": "skipped.items.cursor of the previous result",
 }
+"""``skipped.items.cursor`` of the previous result (every result that has one says so)."""
 OUTLOOK_ID_PATTERN = "^[A-Za-z0-9_=+/-]+$"
 OUTLOOK_ID: dict[str, Any] = {
     "type": "string",
     "maxLength": ActiveLimit("outlook_id_chars"),
     "pattern": OUTLOOK_ID_PATTERN,
 }
-
-_OUTLOOK_ID = re.compile(OUTLOOK_ID_PATTERN)
-
-
-def folder_segment(value: str, argument: str) -> str:
-    """A well-known folder name (any case) or an Outlook folder id, as a path segment."""
-    lowered = value.lower()
-    if lowered in GRAPH_WELL_KNOWN_FOLDERS:
-        return lowered
-    if len(value) < MIN_ID_CHARS or not _OUTLOOK_ID.match(value):
-        raise ToolInputError(
-            f"unknown folder {value[:60]!r} in `{argument}`",
-            hint=f"use a well-known name ({', '.join(WELL_KNOWN_FOLDERS)}) "
-            "or a folder id from mail_folders",
-        )
-    return value
-
+DETAIL: dict[str, Any] = {"enum": ["compact", "full"], "default": "compact"}
+MAILBOX: dict[str, Any] = {"type": "string", "minLength": 2, "maxLength": 320}
+"""A shared or delegated mailbox (address or user id); the signed-in user's when absent."""
 
 QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLimit("query_chars")}
 FOLDER: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLimit("path_chars")}
@@ -96,25 +59,15 @@ def input_schema(properties: dict[str, Any], *required: str) -> dict[str, Any]:
     return schema
 
 
-def list_output_schema(key: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            key: {"type": "array", "items": {"type": "object"}},
-            "incomplete": {"type": "boolean"},
-            "skipped": {"type": "object"},
-        },
-        "required": [key],
-    }
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"incomplete": {"type": "boolean"}, "skipped": {"type": "object"}},
+}
+"""Every data tool's outputSchema: an object that may say it is incomplete and why.
 
-
-def object_output_schema(key: str, *extra: str) -> dict[str, Any]:
-    properties: dict[str, Any] = {key: {"type": "object"}}
-    for name in extra:
-        properties[name] = {"type": ["object", "array"]}
-    properties["incomplete"] = {"type": "boolean"}
-    properties["skipped"] = {"type": "object"}
-    return {"type": "object", "properties": properties, "required": [key]}
+The shapes differ by call (compact or full, one message or a batch); each tool's
+description says what comes back, and the bytes are paid on every tools/list.
+"""
 
 
 def item_shaper(

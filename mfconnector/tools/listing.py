@@ -8,7 +8,7 @@ the cursor is checked before the token goes anywhere.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,8 @@ from mfconnector.tools.base import ToolContext, wire_bytes
 __all__ = ["UNBOUND_ARGUMENTS", "Page", "cursor_scope", "fetch_page", "list_result"]
 
 ItemShaper = Callable[[Any, Skipped, str], dict[str, Any]]
+PageShaper = Callable[[list[Any]], Awaitable[ItemShaper]]
+"""Makes the item shaper once the page is in (it may look things up for the page first)."""
 CursorFor = Callable[[str, int], str]
 """Signs a cursor for (url, items already shown) with the listing's binding."""
 
@@ -145,14 +147,22 @@ async def list_result(
     arguments: dict[str, Any],
     *,
     key: str,
-    shape: ItemShaper,
     echo: dict[str, Any],
+    shape: ItemShaper | None = None,
+    prepare: PageShaper | None = None,
     **page_args: Any,
 ) -> dict[str, Any]:
-    """Fetch a page, shape each item, stop at the result size limit, report what was left."""
+    """Fetch a page, shape each item, stop at the result size limit, report what was left.
+
+    Give ``shape``, or ``prepare`` to build the shaper once the page's items are known.
+    """
     page = await fetch_page(
         ctx, limit=arguments.get("limit", ctx.limits.list_items), arguments=arguments, **page_args
     )
+    if prepare is not None:
+        shape = await prepare(page.items)
+    if shape is None:
+        raise TypeError("list_result needs `shape` or `prepare`")
     skipped = Skipped()
     kept: list[dict[str, Any]] = []
     size = 0

@@ -24,7 +24,8 @@ from mfconnector.tools.acting import (
     folder_target,
 )
 from mfconnector.tools.base import Tool, ToolContext
-from mfconnector.tools.common import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS, input_schema
+from mfconnector.tools.common import input_schema
+from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS
 from mfconnector.writes.errors import WriteError, as_write_error
 from mfconnector.writes.message import PREFER_IDS, freeze_draft, recipients
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of

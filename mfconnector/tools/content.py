@@ -1,0 +1,112 @@
+"""Which bytes can be shown as text, and how: the seam where document extractors plug in.
+
+Today text-like files (by extension or MIME type) are decoded as UTF-8. ``readable_as``
+decides before anything is downloaded; ``extract_text`` turns the downloaded bytes into
+text. ``files_read`` and ``mail_attachment`` both go through these two functions, so the
+documents issue adds Word, Excel, PowerPoint and PDF extractors here (run in an isolated
+worker) and both tools read them at once.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "NOT_READABLE_YET",
+    "Extracted",
+    "decode_text",
+    "extract_text",
+    "readable_as",
+]
+
+TEXT_EXTENSIONS = frozenset(
+    {
+        "txt",
+        "md",
+        "markdown",
+        "csv",
+        "tsv",
+        "json",
+        "xml",
+        "html",
+        "htm",
+        "yaml",
+        "yml",
+        "toml",
+        "ini",
+        "cfg",
+        "conf",
+        "log",
+        "rst",
+        "tex",
+        "py",
+        "js",
+        "ts",
+        "tsx",
+        "jsx",
+        "java",
+        "c",
+        "h",
+        "cpp",
+        "hpp",
+        "cs",
+        "go",
+        "rs",
+        "rb",
+        "php",
+        "sh",
+        "ps1",
+        "bat",
+        "sql",
+        "css",
+        "scss",
+        "kt",
+        "swift",
+        "r",
+        "m",
+        "pl",
+        "lua",
+        "ics",
+        "vcf",
+        "eml",
+        "srt",
+        "vtt",
+    }
+)
+TEXT_MIME = re.compile(r"^(text/|application/(json|xml|javascript|x-yaml|yaml|x-sh|sql)\b)")
+NOT_READABLE_YET = "not readable as text yet: only text-like files are read; metadata only"
+
+
+def readable_as(name: str, content_type: str | None) -> str | None:
+    """How bytes with this name and type become text ("text"), or None: not readable yet."""
+    extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if extension in TEXT_EXTENSIONS or TEXT_MIME.match(str(content_type or "").lower()):
+        return "text"
+    return None
+
+
+def decode_text(data: bytes, *, complete: bool) -> tuple[str, int]:
+    """UTF-8 (BOM dropped); undecodable bytes become U+FFFD and are counted."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+    text = decoder.decode(data, final=complete)
+    return text, text.count("\ufffd")
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """Text taken from a file's bytes, and how many bytes could not be decoded."""
+
+    text: str
+    undecodable_chars: int = 0
+
+
+async def extract_text(
+    data: bytes, *, name: str, content_type: str | None, complete: bool
+) -> Extracted | None:
+    """The text of ``data``, or None when its kind is not readable (see ``readable_as``)."""
+    if readable_as(name, content_type) == "text":
+        text, replaced = decode_text(data, complete=complete)
+        return Extracted(text, replaced)
+    return None

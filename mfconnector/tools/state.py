@@ -1,0 +1,58 @@
+"""What the read tools learn once per process and reuse: time zones, folder names and ids.
+
+Bounded (oldest entries go first), per mailbox, and held in the ToolContext rather than at
+module level, so two servers in one process (tests) never share it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Generic, TypeVar
+
+from mfconnector.timezones import ZoneChoice
+
+__all__ = ["BoundedCache", "ReadState"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+MAX_CACHED_FOLDERS = 512
+"""Folder id <-> name entries remembered per process (all mailboxes together)."""
+MAX_CACHED_ZONES = 64
+"""Mailbox time zones remembered per process."""
+
+
+class BoundedCache(Generic[K, V]):
+    """A small LRU map: ``get`` refreshes an entry, ``put`` evicts the oldest past ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class ReadState:
+    """Per-process memory of the read tools, keyed by mailbox path (``/me``, ``/users/x``)."""
+
+    def __init__(self) -> None:
+        self.zones: BoundedCache[str, ZoneChoice] = BoundedCache(MAX_CACHED_ZONES)
+        self.folder_names: BoundedCache[tuple[str, str], str] = BoundedCache(MAX_CACHED_FOLDERS)
+        """(mailbox, folder id) -> display name."""
+        self.folder_ids: BoundedCache[tuple[str, str], str] = BoundedCache(MAX_CACHED_FOLDERS)
+        """(mailbox, lower-cased folder path) -> folder id."""
+        self.drives: BoundedCache[str, str] = BoundedCache(MAX_CACHED_ZONES)
+        """lower-cased ``site/library`` -> the drive's Graph path."""
