@@ -73,7 +73,7 @@ def test_flags_and_environment_open_gates(
         n
         for n in listed(done.stdout)
         if n.startswith("mail_")
-        and n not in ("mail_folders", "mail_list", "mail_search", "mail_read")
+        and n not in ("mail_folders", "mail_list", "mail_search", "mail_read", "mail_attachment")
     ] == expected
 
 
@@ -113,7 +113,7 @@ def test_login_asks_for_write_permissions_only_when_a_gate_is_on(
     assert commands.login(config, http_client=idp, stream=out) == 0, out.getvalue()
     (asked,) = [scope for _, scope in idp.device_codes.values()]
     api = sorted(s for s in asked.split() if s not in ("openid", "profile", "offline_access"))
-    assert api == sorted(["User.Read", "Mail.Read", "Files.Read", *extra])
+    assert api == sorted(["User.Read", "Mail.Read", "Files.Read", "MailboxSettings.Read", *extra])
 
 
 def test_status_shows_granted_against_needed_with_the_consent_command(tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_a_live_server_asks_for_read_permissions_and_login_for_the_gates(
     monkeypatch.setenv("MFC_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("MFC_CACHE_PATH", str(tmp_path / "c.json"))
     args = build_parser().parse_args(["--enable-writes", "--enable-send"])
-    provider, _, _, _, cloud = _live_auth(args)
+    provider, _, _, _, cloud, _ = _live_auth(args)
     assert "Mail.Send" not in provider.config.scopes
     assert "Mail.Read" in provider.config.scopes
     assert cloud == "global"

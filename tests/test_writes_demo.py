@@ -41,7 +41,7 @@ async def demo_tools() -> AsyncIterator[Caller]:
 
 
 async def sent_subjects(tools: Caller) -> list[str]:
-    listed = await tools.data("mail_list", {"folder": "sentitems", "limit": 50})
+    listed = await tools.data("mail_list", {"folder": "sentitems", "limit": 50, "detail": "full"})
     return [m.get("subject") for m in listed["messages"]]
 
 
@@ -73,7 +73,7 @@ async def test_a_new_message_is_sent_once_into_sent_items() -> None:
 
 async def test_a_reply_uses_outlooks_threading_and_is_sent() -> None:
     async with demo_tools() as tools:
-        inbox = await tools.data("mail_list", {"limit": 5})
+        inbox = await tools.data("mail_list", {"limit": 5, "detail": "full"})
         original = inbox["messages"][0]
         prepared = await tools.ok(
             "mail_prepare",
@@ -149,7 +149,7 @@ async def test_folders_flags_move_and_permanent_delete() -> None:
             "mail_modify", {"action": "rename", "folder_id": "inbox", "name": "Mine"}
         )
         assert refused["error_code"] == "unsupported_operation"
-        message = (await tools.data("mail_list", {"limit": 1}))["messages"][0]
+        message = (await tools.data("mail_list", {"limit": 1, "detail": "full"}))["messages"][0]
         flagged = await tools.ok(
             "mail_modify",
             {
@@ -176,13 +176,15 @@ async def test_folders_flags_move_and_permanent_delete() -> None:
             {"action": "move", "message_id": message["id"], "destination": folder["id"]},
         )
         assert moved["moved"]["parentFolderId"] == folder["id"]
-        in_folder = await tools.data("mail_list", {"folder": folder["id"]})
+        in_folder = await tools.data("mail_list", {"folder": folder["id"], "detail": "full"})
         assert [m["id"] for m in in_folder["messages"]] == [message["id"]]
         deleted = await tools.ok("mail_delete_permanently", {"message_id": message["id"]})
         assert deleted["deleted"]["subject"] == message["subject"]
         gone = await tools.call("mail_read", {"message_id": message["id"]})
         assert gone["isError"] is True
-        assert (await tools.data("mail_list", {"folder": folder["id"]}))["messages"] == []
+        assert (await tools.data("mail_list", {"folder": folder["id"], "detail": "full"}))[
+            "messages"
+        ] == []
 
 
 def test_the_demo_process_sends_into_its_sandbox() -> None:
@@ -220,7 +222,11 @@ def test_the_demo_process_sends_into_its_sandbox() -> None:
             )
         )["structuredContent"]
         listed = call(
-            request(3, "tools/call", {"name": "mail_list", "arguments": {"folder": "sentitems"}})
+            request(
+                3,
+                "tools/call",
+                {"name": "mail_list", "arguments": {"folder": "sentitems", "detail": "full"}},
+            )
         )["structuredContent"]
         _, stderr = process.communicate(timeout=30)
         assert process.returncode == 0, stderr
@@ -241,7 +247,7 @@ async def test_account_status_names_the_switches_and_the_state_store() -> None:
 
 async def test_revising_a_reply_keeps_its_thread_and_replaces_attachments() -> None:
     async with demo_tools() as tools:
-        original = (await tools.data("mail_list", {"limit": 1}))["messages"][0]
+        original = (await tools.data("mail_list", {"limit": 1, "detail": "full"}))["messages"][0]
         reply = await tools.ok(
             "mail_prepare", {"action": "reply", "message_id": original["id"], "comment": "Ok."}
         )
@@ -260,7 +266,7 @@ async def test_revising_a_reply_keeps_its_thread_and_replaces_attachments() -> N
         )
         new_id = revised["revision"]["id"]
         review = await tools.ok("mail_review", {"action": "draft", "message_id": new_id})
-        read = await tools.data("mail_read", {"message_id": new_id})
+        read = await tools.data("mail_read", {"message_id": new_id, "detail": "full"})
         source_after = await tools.ok("mail_review", {"action": "draft", "message_id": reply_id})
     assert new_id != reply_id
     assert read["message"]["conversationId"] == original["conversationId"]
