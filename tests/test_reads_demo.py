@@ -162,11 +162,14 @@ async def test_attachments_text_email_and_other() -> None:
             for attachment in attachments["attachments"]:
                 kind = attachment["@odata.type"].rsplit(".", 1)[-1]
                 text_like = str(attachment.get("contentType") or "").startswith("text/")
-                key = "text" if text_like else kind
+                document = attachment["name"].endswith((".docx", ".xlsx", ".pptx", ".pdf"))
+                key = "text" if text_like else "document" if document else kind
                 seen.setdefault(key, {"message_id": row["id"], "attachment_id": attachment["id"]})
         results = {key: await client.data("mail_attachment", args) for key, args in seen.items()}
-    assert "fileAttachment" in results
+    assert "fileAttachment" in results and "document" in results
     assert results["fileAttachment"].get("content", {}).get("returned") is False
+    assert results["document"]["content"]["returned"] is True
+    assert results["document"]["content"]["format"] in {"docx", "xlsx", "pptx", "pdf"}
     if "text" in results:
         assert results["text"]["content"]["returned"] is True
     if "itemAttachment" in results:

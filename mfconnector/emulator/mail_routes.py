@@ -584,7 +584,8 @@ def _attachments(
         if call.method != "GET":
             raise _not_allowed()
         options = parse_options(call.query)
-        body = attachment.render(with_bytes=True)
+        _check_select(options.select, ATTACHMENT_PROPERTIES, "attachment")
+        body = _attachment_json(attachment, options.select)  # Graph honours $select here too
         expand = (options.expand or "").lower()
         if attachment.item is not None and "item" in expand:
             body["item"] = attachment.item.render(

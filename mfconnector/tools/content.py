@@ -1,10 +1,9 @@
-"""Which bytes can be shown as text, and how: the seam where document extractors plug in.
+"""Which plain-text bytes can be shown as text, and how.
 
-Today text-like files (by extension or MIME type) are decoded as UTF-8. ``readable_as``
-decides before anything is downloaded; ``extract_text`` turns the downloaded bytes into
-text. ``files_read`` and ``mail_attachment`` both go through these two functions, so the
-documents issue adds Word, Excel, PowerPoint and PDF extractors here (run in an isolated
-worker) and both tools read them at once.
+Text-like files (by extension or MIME type) are decoded as UTF-8. ``readable_as`` decides
+before anything is downloaded; ``extract_text`` turns the downloaded bytes into text.
+``files_read`` and ``mail_attachment`` ask ``tools/documents.py`` first: Word, Excel,
+PowerPoint, PDF and .eml go to the isolated document worker, everything else comes here.
 """
 
 from __future__ import annotations

@@ -242,8 +242,8 @@ FILES_LIST = Tool(
     name="files_list",
     title="List drive folder",
     description=(
-        "Items in a drive folder given by `path` or `item_id` (default: root), with size, "
-        "type and dates. Your OneDrive, or with --all-files another drive: drive_id, or "
+        "Items in a drive folder (`path` or `item_id`; default root) with size, type and "
+        "dates. Your OneDrive, or with --all-files another drive: drive_id, or "
         f"SharePoint `site` or `site/library` by name (also in files_search/read). {UNTRUSTED}"
     ),
     input_schema=input_schema(
