@@ -236,9 +236,11 @@ class Limits:
 
     # --- sign-in and the token cache ---------------------------------------------------
     login_timeout_seconds: float = 900.0
-    """How long ``mfconnector login`` waits for the user to finish signing in."""
+    """How long ``mfconnector login`` waits for the user to finish signing in (Entra ID's
+    device codes live 15 minutes; we never wait longer than the code does)."""
     token_cache_bytes: int = 4_000_000
-    """Largest token cache file read; a larger one is refused as corrupt, never parsed."""
+    """Largest token cache file read (one account is a few KB; anything near this is not
+    ours): a larger one is refused, never parsed."""
     cert_file_bytes: int = 1_000_000
     """Largest certificate (PEM) file read for certificate sign-in."""
 
