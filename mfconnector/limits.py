@@ -97,16 +97,16 @@ class Limits:
     fixture_file_bytes: int = 2_000_000
     """Largest fixture file read at start-up."""
     fixture_json_depth: int = 64
-    """Deepest nesting of a fixture's JSON, checked before use (a deep file fails with a
-    message at start-up rather than a RecursionError later)."""
+    """Deepest nesting accepted inside one fixture ``json`` body (Graph answers nest about 8
+    deep); a deeper file fails at start-up with the path, never a RecursionError later."""
     fixture_chunk_bytes: int = 65_536
-    """Largest chunk a fixture body is streamed in, as the network would deliver it."""
+    """Largest chunk a fixture body is streamed in (httpcore's own network read size)."""
     fixture_repeat_bytes: int = 50_000_000
-    """Largest body a fixture's ``repeat`` may generate (enough to pass ``graph_body_bytes``
-    many times over, never enough to fill a disk or a test's time)."""
+    """Largest body a fixture's ``repeat`` may generate: big enough to overrun any cap,
+    small enough to stream."""
     fixture_delay_max_ms: int = 120_000
-    """Longest ``delayMs`` a fixture response may wait before answering (two minutes: past
-    every Graph timeout, so timeouts can be tested, but never a hang)."""
+    """Longest ``delayMs`` before a fixture answer starts: past every Graph deadline, so a
+    slow answer can be cut by the request timeout, a client's cancel or the shutdown grace."""
     tls_reason_chars: int = 200
     """Most characters of a TLS verification failure's reason repeated in our error."""
 
