@@ -501,3 +501,23 @@ async def test_recipient_limit(graph: LoopbackServer, delta: int) -> None:
         result = await tools.call("mail_create", arguments)
     assert result["isError"] is (delta > 0)
     assert len(graph.requests) == (0 if delta > 0 else 1)
+
+
+@pytest.mark.parametrize("slack", [-1, 0, 1])
+async def test_folder_names_are_taken_up_to_their_limit(graph: LoopbackServer, slack: int) -> None:
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    name = "R" * (DEFAULT_LIMITS.display_name_chars + slack)
+    created = {"id": FOLDER, "displayName": name, "parentFolderId": "root"}
+    graph.route("POST", f"{BASE}/mailFolders", Reply.json(created, 201))
+    async with acting_session(graph) as tools:
+        if slack <= 0:
+            assert await tools.ok("mail_create", {"action": "folder", "name": name}) == {
+                "created": created
+            }
+        else:
+            error = await tools.fail("mail_create", {"action": "folder", "name": name})
+            assert error["error_code"] == "invalid_arguments"
+            assert f"1-{DEFAULT_LIMITS.display_name_chars} printable" in error["message"], error
+    sent = [json.loads(r.body) for r in graph.requests]
+    assert sent == ([{"displayName": name}] if slack <= 0 else [])
