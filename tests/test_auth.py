@@ -1058,7 +1058,8 @@ async def test_a_certificate_file_is_read_up_to_its_size_limit(
     path.write_bytes(pem + b"\n" * (DEFAULT_LIMITS.cert_file_bytes + slack - len(pem)))
     assert path.stat().st_size == DEFAULT_LIMITS.cert_file_bytes + slack
     idp = FakeIdP(client_id=CLIENT_ID)
-    provider = MsalTokenProvider(app_only_config(cache_path, client_cert_path=path), http_client=idp)
+    config = app_only_config(cache_path, client_cert_path=path)
+    provider = MsalTokenProvider(config, http_client=idp)
     if slack <= 0:
         assert await provider.get_token() == idp.access_tokens[-1]
     else:

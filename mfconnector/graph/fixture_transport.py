@@ -32,7 +32,7 @@ __all__ = ["FixtureTransport"]
 
 
 class _BodyStream(httpx.AsyncByteStream):
-    """Streams a canned body in chunks of at most ``fixture_chunk_bytes``, generating ``repeat`` lazily.
+    """Streams a canned body in ``fixture_chunk_bytes`` chunks, generating ``repeat`` lazily.
 
     A plain iterator object rather than an async generator: a consumer that stops early
     (a capped download) leaves nothing half-run behind for the garbage collector.

@@ -97,7 +97,8 @@ async def _library(ctx: ToolContext, spec: str) -> Drive:
                 f"{_candidates(ctx.limits, exact, 'webUrl', 'displayName')}",
                 hint="give the drive_id of the library you mean instead",
             )
-        close = f"; sites found: {_candidates(ctx.limits, sites, 'displayName', 'name')}" if sites else ""
+        found_names = _candidates(ctx.limits, sites, "displayName", "name")
+        close = f"; sites found: {found_names}" if sites else ""
         raise ToolInputError(
             f"no SharePoint site named {site_name[:80]!r}{close}",
             hint="give the site's display name exactly, or a drive_id",

@@ -171,7 +171,10 @@ async def _children(ctx: ToolContext, mailbox: Mailbox, parent: str | None) -> l
         path += f"/{parent}/childFolders"
     answer = await graph.get_json(
         path,
-        query={"$top": str(ctx.limits.folder_page_items), "$select": "id,displayName,childFolderCount"},
+        query={
+            "$top": str(ctx.limits.folder_page_items),
+            "$select": "id,displayName,childFolderCount",
+        },
         headers={"Prefer": IMMUTABLE_IDS},
     )
     values = answer.body.get("value") if isinstance(answer.body, dict) else None
