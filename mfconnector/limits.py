@@ -55,6 +55,10 @@ class Limits:
     """After end of input (or SIGTERM), how long in-flight requests may still run."""
     shutdown_flush_seconds: float = 5.0
     """After the grace period, how long the writer may still take to flush replies."""
+    write_batch_bytes: int = 262_144
+    """Replies already waiting are written together, up to this much, in one system call."""
+    stdin_pipe_bytes: int = 1_048_576
+    """Pipe size asked of the kernel for stdin so each read can return more (best effort)."""
 
     # --- Microsoft Graph ---------------------------------------------------------------
     graph_body_bytes: int = 2_000_000
@@ -92,6 +96,19 @@ class Limits:
     """Longest base64 claims challenge decoded."""
     fixture_file_bytes: int = 2_000_000
     """Largest fixture file read at start-up."""
+    fixture_json_depth: int = 64
+    """Deepest nesting accepted inside one fixture ``json`` body (Graph answers nest about 8
+    deep); a deeper file fails at start-up with the path, never a RecursionError later."""
+    fixture_chunk_bytes: int = 65_536
+    """Largest chunk a fixture body is streamed in (httpcore's own network read size)."""
+    fixture_repeat_bytes: int = 50_000_000
+    """Largest body a fixture's ``repeat`` may generate: big enough to overrun any cap,
+    small enough to stream."""
+    fixture_delay_max_ms: int = 120_000
+    """Longest ``delayMs`` before a fixture answer starts: past every Graph deadline, so a
+    slow answer can be cut by the request timeout, a client's cancel or the shutdown grace."""
+    tls_reason_chars: int = 200
+    """Most characters of a TLS verification failure's reason repeated in our error."""
 
     html_nesting_depth: int = 256
     """Deepest element nesting an HTML body may open before it is read as plain words:
@@ -138,6 +155,20 @@ class Limits:
     sent (structured copy plus text copy, escaped) with room for the reply around it."""
     folder_scan_requests: int = 12
     """Most Graph requests spent finding a mail folder by bare name (breadth-first)."""
+    folder_page_items: int = 100
+    """Child folders asked of Graph per request while resolving a folder path."""
+    folder_path_depth: int = 10
+    """Most segments in a folder path such as ``Inbox/Projects/2026`` (one request each)."""
+    candidates_listed: int = 10
+    """Most candidates named when a folder, site or library name is ambiguous."""
+    site_search_items: int = 25
+    """Sites asked of Graph when a SharePoint site is found by name."""
+    cached_folders: int = 512
+    """Folder id <-> name entries remembered per process (all mailboxes together)."""
+    cached_zones: int = 64
+    """Mailbox time zones (and resolved site libraries) remembered per process."""
+    compact_subject_chars: int = 160
+    """Most characters of a subject in a compact list row (``omitted`` says when cut)."""
 
     # --- acting on mail (write, delete and send gates) ---------------------------------
     tools_list_all_gates_bytes: int = 11_742
@@ -162,6 +193,10 @@ class Limits:
     ``unknown`` (never resent)."""
     state_busy_seconds: float = 5.0
     """Longest wait for another process holding the state file's write lock."""
+    display_name_chars: int = 255
+    """Longest mail folder name created or renamed here (Exchange's display-name limit)."""
+    action_list_item_chars: int = 320
+    """Longest entry of a list argument of an acting tool (an address, a category)."""
 
     # --- documents (Word, Excel, PowerPoint, PDF, .eml) -------------------------------
     document_bytes: int = 25_000_000
@@ -195,6 +230,19 @@ class Limits:
     """Highest compression ratio of one zip entry larger than ``archive_ratio_min_bytes``."""
     archive_ratio_min_bytes: int = 1_000_000
     """Entries at or under this size are not ratio-checked (tiny parts compress oddly)."""
+    document_answer_bytes: int = 1_000_000
+    """Largest answer line read back from a document worker (a 10,000-character window is
+    far smaller); past it the worker is treated as broken."""
+
+    # --- sign-in and the token cache ---------------------------------------------------
+    login_timeout_seconds: float = 900.0
+    """How long ``mfconnector login`` waits for the user to finish signing in (Entra ID's
+    device codes live 15 minutes; we never wait longer than the code does)."""
+    token_cache_bytes: int = 4_000_000
+    """Largest token cache file read (one account is a few KB; anything near this is not
+    ours): a larger one is refused, never parsed."""
+    cert_file_bytes: int = 1_000_000
+    """Largest certificate (PEM) file read for certificate sign-in."""
 
 
 DEFAULT_LIMITS = Limits()

@@ -32,9 +32,6 @@ __all__ = ["Runtime", "StdoutClosed"]
 
 log = logging.getLogger("mfconnector.runtime")
 
-WRITE_BATCH_BYTES = 256 * 1024
-"""Replies already waiting are written together, up to this much, in one system call."""
-
 
 class StdoutClosed(Exception):
     """The client stopped reading our replies: nothing more can be said, so stop."""
@@ -159,7 +156,7 @@ class Runtime:
             async for data in outbox:
                 batch = [data]
                 size = len(data)
-                while size < WRITE_BATCH_BYTES:
+                while size < self._limits.write_batch_bytes:
                     try:
                         data = outbox.receive_nowait()
                     except (trio.WouldBlock, trio.EndOfChannel):

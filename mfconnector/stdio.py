@@ -23,6 +23,8 @@ from typing import Literal
 
 import trio
 
+from mfconnector.limits import DEFAULT_LIMITS
+
 __all__ = [
     "STDIO_ENV",
     "ProtocolFds",
@@ -32,9 +34,6 @@ __all__ = [
     "claim_stdio",
     "open_protocol_streams",
 ]
-
-PIPE_BYTES = 1 << 20
-"""Ask the kernel for a 1 MiB stdin pipe so each read can return more (best effort)."""
 
 STDIO_ENV = "MFC_STDIO"
 """Environment variable that forces a stream: ``fd`` or ``thread`` (unset or empty: automatic)."""
@@ -83,7 +82,7 @@ def _grow_pipe(fd: int) -> None:
     try:
         import fcntl
 
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, DEFAULT_LIMITS.stdin_pipe_bytes)
     except (ImportError, AttributeError, OSError):
         pass  # not Linux, not a pipe, or over pipe-max-size: the default size works too
 

@@ -1046,6 +1046,28 @@ async def test_app_only_with_a_certificate(
     assert ("x5t" in header) if with_thumbprint else ("x5t#S256" in header)
 
 
+@pytest.mark.parametrize("slack", [-1, 0, 1])
+async def test_a_certificate_file_is_read_up_to_its_size_limit(
+    cache_path: Path, tmp_path: Path, certificate: tuple[Path, str], slack: int
+) -> None:
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    source, _ = certificate
+    pem = source.read_bytes()
+    path = tmp_path / "padded.pem"
+    path.write_bytes(pem + b"\n" * (DEFAULT_LIMITS.cert_file_bytes + slack - len(pem)))
+    assert path.stat().st_size == DEFAULT_LIMITS.cert_file_bytes + slack
+    idp = FakeIdP(client_id=CLIENT_ID)
+    config = app_only_config(cache_path, client_cert_path=path)
+    provider = MsalTokenProvider(config, http_client=idp)
+    if slack <= 0:
+        assert await provider.get_token() == idp.access_tokens[-1]
+    else:
+        with pytest.raises(AuthError, match="no PEM private key"):
+            await provider.get_token()
+        assert idp.token_requests("client_credentials") == []
+
+
 async def test_app_only_certificate_without_a_key(cache_path: Path, tmp_path: Path) -> None:
     path = tmp_path / "cert-only.pem"
     path.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")

@@ -19,8 +19,6 @@ from hypothesis import strategies as st
 from mfconnector.errors import FixtureError
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import (
-    CHUNK_BYTES,
-    DELAY_MAX_MS,
     FIXTURE_SCHEMA,
     FixtureSet,
     load_fixtures,
@@ -28,6 +26,9 @@ from mfconnector.graph.fixtures import (
 )
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 from mfconnector.limits import DEFAULT_LIMITS
+
+CHUNK_BYTES = DEFAULT_LIMITS.fixture_chunk_bytes
+DELAY_MAX_MS = DEFAULT_LIMITS.fixture_delay_max_ms
 
 ROOT = DEFAULT_GRAPH_ROOT
 REPO = Path(__file__).resolve().parent.parent
@@ -1163,3 +1164,29 @@ def test_the_format_is_a_valid_json_schema_that_the_demo_meets(demo_doc: dict[st
     broken = copy.deepcopy(demo_doc)
     broken["responses"][0]["response"]["delayMs"] = DELAY_MAX_MS + 1
     assert not Draft202012Validator(FIXTURE_SCHEMA).is_valid(broken)
+
+
+def _nested(depth: int) -> object:
+    """A JSON body whose deepest value sits ``depth`` levels below the body itself."""
+    return json.loads("[" * (depth + 1) + "]" * (depth + 1))
+
+
+@pytest.mark.parametrize("slack", [-1, 0])
+def test_json_nested_up_to_the_limit_loads(tmp_path: Path, slack: int) -> None:
+    depth = DEFAULT_LIMITS.fixture_json_depth + slack
+    entry = get("/a", {"json": _nested(depth)})
+    body = load_fixtures(write(tmp_path, {"responses": [entry]})).entries[0].response.body
+    assert isinstance(body, bytes) and json.loads(body) == _nested(depth)
+
+
+def test_json_nested_one_past_the_limit_is_refused(tmp_path: Path) -> None:
+    depth = DEFAULT_LIMITS.fixture_json_depth + 1
+    message = refusal(tmp_path, {"responses": [get("/a", {"json": _nested(depth)})]})
+    assert f"nested deeper than {DEFAULT_LIMITS.fixture_json_depth} levels" in message, message
+
+
+def test_delay_one_past_its_limit_is_refused(tmp_path: Path) -> None:
+    entry = get("/me/messages", {"delayMs": DELAY_MAX_MS + 1, "json": {"value": []}})
+    message = refusal(tmp_path, {"responses": [entry]})
+    assert "responses[0]" in message and "delayMs" in message, message
+    assert f"{DELAY_MAX_MS:,}" in message, message

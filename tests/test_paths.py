@@ -166,3 +166,21 @@ def test_linux_without_a_keyring_library_is_named(
     with pytest.raises(AuthError) as caught:
         open_persistence(tmp_path / "c.json", allow_plaintext=False)
     assert "PyGObject with libsecret" in caught.value.message
+
+
+@pytest.mark.parametrize("slack", [-1, 0, 1])
+def test_a_token_cache_is_read_up_to_its_size_limit(tmp_path: Path, slack: int) -> None:
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    path = tmp_path / "token_cache.json"
+    size = DEFAULT_LIMITS.token_cache_bytes + slack
+    data = '{"AccessToken": {}, "pad": "' + "x" * (size - 30) + '"}'
+    assert len(data) == size
+    path.write_text(data)
+    path.chmod(0o600)
+    store = PlaintextFilePersistence(path)
+    if slack <= 0:
+        assert store.read()[0] == data
+    else:
+        with pytest.raises(AuthError, match="too large to be a token cache"):
+            store.read()

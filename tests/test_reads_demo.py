@@ -204,3 +204,21 @@ async def test_the_server_mailbox_flag() -> None:
         status = await client.data("account_status", {})
     assert data["mailbox"] == SHARED
     assert status["capabilities"]["mailbox"] == SHARED
+
+
+@pytest.mark.parametrize("slack", [-1, 0, 1])
+async def test_folder_paths_are_walked_up_to_their_depth_limit(slack: int) -> None:
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    depth = DEFAULT_LIMITS.folder_path_depth + slack
+    path = "/".join(["Projects", "Contoso Launch", *["Deeper"] * (depth - 2)])
+    async with demo() as client:
+        answer = await client.call("mail_list", {"folder": path})
+        after = await client.data("mail_list", {"folder": "Projects/Contoso Launch", "limit": 1})
+    text = answer["content"][0]["text"]
+    assert answer["isError"] is True
+    if slack <= 0:  # walked: the first missing level is named
+        assert "no folder 'Deeper' under Projects/Contoso Launch" in text, text
+    else:
+        assert "is not a folder name or path" in text, text
+    assert rows(after)

@@ -96,7 +96,9 @@ def test_every_full_field_is_in_compact_or_named_as_left_out(
 ) -> None:
     full = {"messages": [shaped(m, FULL_LIST_FIELDS) for m in messages]}
     seen = [shaped(m, COMPACT_LIST_FIELDS) for m in messages]
-    compact: dict[str, Any] = table([compact_message(s, UTC_ZONE) for s in seen])
+    compact: dict[str, Any] = table(
+        [compact_message(s, UTC_ZONE) for s in seen], DEFAULT_LIMITS.compact_subject_chars
+    )
     omitted = omitted_record(FULL_LIST_FIELDS, COMPACT_LIST_FIELDS, seen)
     if omitted:
         compact["omitted"] = omitted

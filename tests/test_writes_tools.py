@@ -501,3 +501,46 @@ async def test_recipient_limit(graph: LoopbackServer, delta: int) -> None:
         result = await tools.call("mail_create", arguments)
     assert result["isError"] is (delta > 0)
     assert len(graph.requests) == (0 if delta > 0 else 1)
+
+
+@pytest.mark.parametrize("slack", [-1, 0, 1])
+async def test_folder_names_are_taken_up_to_their_limit(graph: LoopbackServer, slack: int) -> None:
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    name = "R" * (DEFAULT_LIMITS.display_name_chars + slack)
+    created = {"id": FOLDER, "displayName": name, "parentFolderId": "root"}
+    graph.route("POST", f"{BASE}/mailFolders", Reply.json(created, 201))
+    async with acting_session(graph) as tools:
+        if slack <= 0:
+            assert await tools.ok("mail_create", {"action": "folder", "name": name}) == {
+                "created": created
+            }
+        else:
+            error = await tools.fail("mail_create", {"action": "folder", "name": name})
+            assert error["error_code"] == "invalid_arguments"
+            assert f"1-{DEFAULT_LIMITS.display_name_chars} printable" in error["message"], error
+    sent = [json.loads(r.body) for r in graph.requests]
+    assert sent == ([{"displayName": name}] if slack <= 0 else [])
+
+
+@pytest.mark.parametrize("slack", [-1, 0, 1])
+async def test_list_entries_are_taken_up_to_their_limit(graph: LoopbackServer, slack: int) -> None:
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    category = "C" * (DEFAULT_LIMITS.action_list_item_chars + slack)
+    path = f"{BASE}/messages/{MESSAGE}"
+    graph.route("GET", path, Reply.json({"categories": [], "changeKey": "k1"}))
+    graph.route("PATCH", path, Reply.json({"id": MESSAGE, "changeKey": "k2"}))
+    arguments = {"action": "flags", "message_id": MESSAGE, "categories_add": [category]}
+    async with acting_session(graph) as tools:
+        if slack <= 0:
+            await tools.ok("mail_modify", arguments)
+        else:
+            error = await tools.fail("mail_modify", arguments)
+            assert error["error_code"] == "invalid_arguments"
+            limit = DEFAULT_LIMITS.action_list_item_chars
+            says = f"`categories_add[0]` must be a non-empty string of at most {limit}"
+            assert says in error["message"], error
+    patches = [json.loads(r.body) for r in graph.requests if r.method == "PATCH"]
+    assert patches == ([{"categories": [category]}] if slack <= 0 else [])
+    assert [r.method for r in graph.requests] == (["GET", "PATCH"] if slack <= 0 else [])

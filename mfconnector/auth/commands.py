@@ -19,7 +19,6 @@ from typing import Any, TextIO
 from mfconnector.auth.cache import open_token_store
 from mfconnector.auth.config import AuthConfig, auth_config_from_args
 from mfconnector.auth.login import (
-    DEFAULT_LOGIN_TIMEOUT_SECONDS,
     LoginMethod,
     forget_accounts,
     login,
@@ -28,7 +27,7 @@ from mfconnector.auth.sessions import make_session
 from mfconnector.auth.terminal import EXIT_FAILED, EXIT_OK, EXIT_USAGE, duration, fail, say
 from mfconnector.errors import AuthError
 
-__all__ = ["DEFAULT_LOGIN_TIMEOUT_SECONDS", "login", "logout", "run_command", "status"]
+__all__ = ["login", "logout", "run_command", "status"]
 
 
 def logout(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any = None) -> int:

@@ -38,9 +38,9 @@ from mfconnector.auth.terminal import (
 )
 from mfconnector.auth.translate import call_msal
 from mfconnector.errors import AuthError
+from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
-    "DEFAULT_LOGIN_TIMEOUT_SECONDS",
     "LoginMethod",
     "cache_words",
     "choose_method",
@@ -51,8 +51,6 @@ __all__ = [
 LoginMethod = Literal["auto", "browser", "device-code"]
 T = TypeVar("T")
 
-DEFAULT_LOGIN_TIMEOUT_SECONDS = 900.0
-"""Entra ID's device codes live 15 minutes; we never wait longer than the code does."""
 _RETRY_POLL = frozenset({"authorization_pending", "slow_down"})
 _CONSUMER_TENANT = "9188040d-6c67-4c5b-b112-36a304b66dad"
 
@@ -185,7 +183,7 @@ def login(
     method: LoginMethod = "auto",
     browser: BrowserOpener | None = None,
     http_client: Any = None,
-    timeout_seconds: float = DEFAULT_LOGIN_TIMEOUT_SECONDS,
+    timeout_seconds: float = DEFAULT_LIMITS.login_timeout_seconds,
     stream: TextIO | None = None,
     cancel: threading.Event | None = None,
 ) -> int:

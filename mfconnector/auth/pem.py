@@ -8,10 +8,10 @@ is wrong with it (no key, a passphrase-protected key, no certificate and no thum
 from __future__ import annotations
 
 from mfconnector.auth.config import AuthConfig, AuthConfigError
+from mfconnector.limits import DEFAULT_LIMITS
 
-__all__ = ["MAX_CERT_BYTES", "client_credential"]
+__all__ = ["client_credential"]
 
-MAX_CERT_BYTES = 1_000_000
 _BEGIN_CERT = "-----BEGIN CERTIFICATE-----"
 _END_CERT = "-----END CERTIFICATE-----"
 
@@ -28,13 +28,13 @@ def client_credential(config: AuthConfig) -> str | dict[str, str]:
         )
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(MAX_CERT_BYTES + 1)
+            raw = handle.read(DEFAULT_LIMITS.cert_file_bytes + 1)
     except OSError as exc:
         raise AuthConfigError(
             f"cannot read the client certificate {path}: {exc.strerror or type(exc).__name__}"
         ) from None
     pem = raw.decode("utf-8", "replace")
-    if len(raw) > MAX_CERT_BYTES or "PRIVATE KEY-----" not in pem:
+    if len(raw) > DEFAULT_LIMITS.cert_file_bytes or "PRIVATE KEY-----" not in pem:
         raise AuthConfigError(
             f"{path} holds no PEM private key",
             hint="--client-cert needs a PEM file with the private key (and certificate)",

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mfconnector.errors import AuthError
+from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
     "ENCRYPTED_STORES",
-    "MAX_CACHE_BYTES",
     "ExtensionPersistence",
     "Persistence",
     "PlaintextFilePersistence",
@@ -39,8 +39,6 @@ __all__ = [
 
 log = logging.getLogger("mfconnector.auth")
 
-MAX_CACHE_BYTES = 4_000_000
-"""A token cache with one account is a few KB; anything near this is not ours."""
 _POSIX = os.name == "posix"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -188,8 +186,8 @@ class PlaintextFilePersistence:
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(fd)
             self._check_private(fd, st)
-            raw = handle.read(MAX_CACHE_BYTES + 1)
-        if len(raw) > MAX_CACHE_BYTES:
+            raw = handle.read(DEFAULT_LIMITS.token_cache_bytes + 1)
+        if len(raw) > DEFAULT_LIMITS.token_cache_bytes:
             raise cache_error(f"the token cache {self.path} is too large to be a token cache")
         try:
             text = raw.decode("utf-8")

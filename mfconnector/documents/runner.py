@@ -30,8 +30,6 @@ from mfconnector.limits import Limits
 __all__ = ["DocumentWorkers", "workers_for"]
 
 _log = logging.getLogger("mfconnector.documents")
-ANSWER_BYTES = 1_000_000
-"""Largest answer line read from a worker (a 10,000-character window is far smaller)."""
 _LIMIT_PREFIXES = ("document_", "archive_")
 _POOL: trio.lowlevel.RunVar[DocumentWorkers] = trio.lowlevel.RunVar("mfc_document_workers")
 
@@ -39,6 +37,8 @@ _POOL: trio.lowlevel.RunVar[DocumentWorkers] = trio.lowlevel.RunVar("mfc_documen
 @dataclass(eq=False)
 class _Worker:
     process: trio.Process
+    answer_bytes: int
+    """``document_answer_bytes``: past it the worker is treated as broken."""
     jobs: int = 0
     idle_since: float = 0.0
     buffer: bytearray = field(default_factory=bytearray)
@@ -51,7 +51,7 @@ class _Worker:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return None
         while b"\n" not in self.buffer:
-            if len(self.buffer) > ANSWER_BYTES:
+            if len(self.buffer) > self.answer_bytes:
                 raise DocumentError("the document worker answered too much", code="crashed")
             chunk = await self.process.stdout.receive_some(65_536)
             if not chunk:
@@ -115,7 +115,7 @@ class DocumentWorkers:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-        return _Worker(process)
+        return _Worker(process, self.limits.document_answer_bytes)
 
     async def run(self, job: dict[str, Any], limits: Limits, what: str) -> dict[str, Any]:
         """One extraction under ``limits``; its answer, or a ``DocumentError``."""

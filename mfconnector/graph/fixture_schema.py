@@ -17,20 +17,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from mfconnector.limits import DEFAULT_LIMITS
+
 __all__ = [
-    "DELAY_MAX_MS",
     "FIXTURE_SCHEMA",
-    "REPEAT_MAX_BYTES",
     "Problem",
     "entry_problems",
     "top_problems",
 ]
 
-REPEAT_MAX_BYTES = 50_000_000
-"""Largest generated ``repeat`` body: big enough to overrun any cap, small enough to stream."""
-DELAY_MAX_MS = 120_000
-"""Longest ``delayMs`` before an answer starts: past every Graph deadline, so a slow answer
-can be cut by the request timeout, a client's cancel or the shutdown grace period."""
+_DELAY_MAX_MS = DEFAULT_LIMITS.fixture_delay_max_ms
+_REPEAT_MAX_BYTES = DEFAULT_LIMITS.fixture_repeat_bytes
 
 _STRING_MAP = {
     "type": "object",
@@ -116,8 +113,8 @@ FIXTURE_SCHEMA: dict[str, Any] = {
                 "delayMs": {
                     "type": "integer",
                     "minimum": 0,
-                    "maximum": DELAY_MAX_MS,
-                    "x-must": f"an integer 0-{DELAY_MAX_MS:,}",
+                    "maximum": _DELAY_MAX_MS,
+                    "x-must": f"an integer 0-{_DELAY_MAX_MS:,}",
                 },
                 "json": {},
                 "text": {"type": "string", "x-must": "a string"},
@@ -134,8 +131,8 @@ FIXTURE_SCHEMA: dict[str, Any] = {
                         "bytes": {
                             "type": "integer",
                             "minimum": 0,
-                            "maximum": REPEAT_MAX_BYTES,
-                            "x-must": f"an integer 0-{REPEAT_MAX_BYTES:,}",
+                            "maximum": _REPEAT_MAX_BYTES,
+                            "x-must": f"an integer 0-{_REPEAT_MAX_BYTES:,}",
                         },
                     },
                     "required": ["text", "bytes"],

@@ -15,7 +15,6 @@ import httpx
 import trio
 
 from mfconnector.graph.fixtures import (
-    CHUNK_BYTES,
     DRIVE_PREFIXES,
     MAIL_PREFIXES,
     SIGNIFICANT_QUERY_KEYS,
@@ -27,12 +26,13 @@ from mfconnector.graph.fixtures import (
     show_value,
 )
 from mfconnector.graph.urls import is_graph_url
+from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = ["FixtureTransport"]
 
 
 class _BodyStream(httpx.AsyncByteStream):
-    """Streams a canned body in chunks of at most CHUNK_BYTES, generating ``repeat`` lazily.
+    """Streams a canned body in ``fixture_chunk_bytes`` chunks, generating ``repeat`` lazily.
 
     A plain iterator object rather than an async generator: a consumer that stops early
     (a capped download) leaves nothing half-run behind for the garbage collector.
@@ -48,7 +48,7 @@ class _BodyStream(httpx.AsyncByteStream):
             self._total = body.total_bytes
             # One window of the cycle that any chunk can be sliced from: bounded by the
             # pattern size plus one chunk, however large total_bytes is.
-            self._window = self._unit * (2 + CHUNK_BYTES // len(self._unit))
+            self._window = self._unit * (2 + DEFAULT_LIMITS.fixture_chunk_bytes // len(self._unit))
         self._cyclic = not isinstance(body, bytes)
         self._sent = 0
 
@@ -59,7 +59,7 @@ class _BodyStream(httpx.AsyncByteStream):
         await trio.lowlevel.checkpoint()
         if self._sent >= self._total:
             raise StopAsyncIteration
-        size = min(CHUNK_BYTES, self._total - self._sent)
+        size = min(DEFAULT_LIMITS.fixture_chunk_bytes, self._total - self._sent)
         start = self._sent % len(self._unit) if self._cyclic else self._sent
         self._sent += size
         return self._window[start : start + size]

@@ -28,9 +28,7 @@ from urllib.parse import unquote, urlsplit
 
 from mfconnector.errors import FixtureError
 from mfconnector.graph.fixture_schema import (
-    DELAY_MAX_MS,
     FIXTURE_SCHEMA,
-    REPEAT_MAX_BYTES,
     Problem,
     entry_problems,
     top_problems,
@@ -49,10 +47,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "CHUNK_BYTES",
-    "DELAY_MAX_MS",
     "FIXTURE_SCHEMA",
-    "REPEAT_MAX_BYTES",
     "SIGNIFICANT_QUERY_KEYS",
     "FixtureEntry",
     "FixtureResponse",
@@ -63,10 +58,6 @@ __all__ = [
     "parse_fixtures",
 ]
 
-CHUNK_BYTES = 64 * 1024
-"""Largest chunk a served body is streamed in (httpcore's own network read size)."""
-MAX_JSON_DEPTH = 64
-"""Deepest nesting accepted inside one ``json`` body (Graph answers nest about 8 deep)."""
 SIGNIFICANT_QUERY_KEYS = frozenset(
     {"$filter", "$search", "$skip", "$skiptoken", "$expand", "skiptoken"}
 )
@@ -577,8 +568,10 @@ class _Loader:
         stack: list[tuple[object, str, int]] = [(body, "response.json", 0)]
         while stack:
             node, where, depth = stack.pop()
-            if depth > MAX_JSON_DEPTH:
-                self.fail(label, f"{where}: nested deeper than {MAX_JSON_DEPTH} levels")
+            if depth > DEFAULT_LIMITS.fixture_json_depth:
+                self.fail(
+                    label, f"{where}: nested deeper than {DEFAULT_LIMITS.fixture_json_depth} levels"
+                )
             if isinstance(node, str):
                 if _SURROGATE.search(node):
                     self.fail(label, f"{where}: lone surrogate escape (not UTF-8)")

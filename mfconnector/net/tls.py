@@ -18,6 +18,8 @@ import functools
 import ssl
 from pathlib import Path
 
+from mfconnector.limits import DEFAULT_LIMITS
+
 __all__ = ["TLS_HINT", "certificate_problem", "verifying_context"]
 
 TLS_HINT = (
@@ -26,7 +28,6 @@ TLS_HINT = (
     "also check the computer's clock"
 )
 _MAX_CHAIN = 12
-_MAX_REASON_CHARS = 200
 
 
 @functools.lru_cache(maxsize=4)
@@ -52,7 +53,7 @@ def certificate_problem(exc: BaseException) -> str | None:
         if isinstance(current, ssl.SSLCertVerificationError):
             reason = current.verify_message or current.reason or "verification failed"
             text = "".join(ch if ch.isprintable() else " " for ch in str(reason))
-            return text[:_MAX_REASON_CHARS]
+            return text[: DEFAULT_LIMITS.tls_reason_chars]
         for linked in (current.__cause__, current.__context__, getattr(current, "reason", None)):
             if isinstance(linked, BaseException):
                 pending.append(linked)

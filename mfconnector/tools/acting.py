@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mfconnector.errors import ToolError
+from mfconnector.limits import Limits
 from mfconnector.tools.base import ToolContext
 from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.writes.errors import WriteError, as_write_error
@@ -113,10 +114,9 @@ def check_fields(name: str, arguments: Mapping[str, Any], actions: Mapping[str, 
 _HEX = {"source_digest": 64, "confirmed_digest": 64, "prepared_id": 32}
 _STRING_LISTS = ("to", "cc", "bcc", "categories_add", "categories_remove")
 _ATTACHMENT_KEYS = {"name": True, "content_base64": True, "content_type": False}
-_LIST_ITEM_CHARS = 320
 
 
-def check_shapes(arguments: Mapping[str, Any]) -> None:
+def check_shapes(arguments: Mapping[str, Any], limits: Limits) -> None:
     """What the compact schemas leave to code: list items, attachment objects, hex ids."""
     for name, digits in _HEX.items():
         value = arguments.get(name)
@@ -127,10 +127,10 @@ def check_shapes(arguments: Mapping[str, Any]) -> None:
             )
     for name in _STRING_LISTS:
         for index, item in enumerate(arguments.get(name, ())):
-            if not isinstance(item, str) or not 0 < len(item) <= _LIST_ITEM_CHARS:
+            if not isinstance(item, str) or not 0 < len(item) <= limits.action_list_item_chars:
                 raise _field_error(
                     f"`{name}[{index}]` must be a non-empty string of at most "
-                    f"{_LIST_ITEM_CHARS} characters",
+                    f"{limits.action_list_item_chars} characters",
                     "pass plain strings",
                 )
     for index, item in enumerate(arguments.get("attachments", ())):
@@ -156,7 +156,7 @@ def acting_handler(
     async def handle(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
         setup = setup_of(ctx, name, gate)
         action = check_fields(name, arguments, actions)
-        check_shapes(arguments)
+        check_shapes(arguments, ctx.limits)
         await require_scopes(ctx, setup, action.scopes)
         progress = Progress()
         try:

@@ -61,12 +61,14 @@ class ToolContext:
     """``--time-zone``: shown and filtered in this zone instead of the mailbox's own."""
     all_files: bool = False
     """``--all-files``: Files.Read.All and Sites.Read.All, so other drives can be read."""
-    state: ReadState = field(default_factory=ReadState)
+    state: ReadState = field(init=False)
+    """Time zones, folder names and ids learnt once, bounded by ``limits``."""
     cursors: CursorSigner = field(init=False)
     """Issues and redeems this process's signed continuation cursors."""
 
     def __post_init__(self) -> None:
         self.cursors = CursorSigner(max_chars=self.limits.cursor_chars)
+        self.state = ReadState(self.limits)
 
     async def graph(self) -> GraphClient:
         return await self.graph_factory()

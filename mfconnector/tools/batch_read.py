@@ -30,8 +30,6 @@ from mfconnector.tools.reading import (
 
 __all__ = ["BatchRead"]
 
-BATCH_READ_WIDTH = 4
-"""Messages fetched at once: Outlook allows 4 concurrent requests per app and mailbox."""
 ENVELOPE_BYTES = 512
 """Room kept in ``max_response_bytes`` for the reply around the result (ids, _meta, isError)."""
 MIN_WINDOW_CHARS = 0
@@ -68,8 +66,10 @@ class BatchRead:
     async def read(self, ids: list[str]) -> dict[str, Any]:
         self._start(ids)
         stop: int | None = None
-        for start in range(0, len(ids), BATCH_READ_WIDTH):
-            outcomes = await self._fetch(ids[start : start + BATCH_READ_WIDTH])
+        # Messages fetched at once: as many as Graph requests may be in flight.
+        width = self.ctx.limits.graph_concurrency
+        for start in range(0, len(ids), width):
+            outcomes = await self._fetch(ids[start : start + width])
             for slot, outcome in enumerate(outcomes):
                 index = start + slot
                 item = None if stop is not None else self._fit(index, outcome)

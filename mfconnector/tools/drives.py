@@ -13,12 +13,10 @@ from typing import Any
 
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
+from mfconnector.limits import Limits
 from mfconnector.tools.base import ToolContext
 
 __all__ = ["Drive", "drive_of"]
-
-SITE_SEARCH_TOP = 25
-MAX_LISTED_CANDIDATES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +59,9 @@ async def drive_of(ctx: ToolContext, arguments: dict[str, Any]) -> Drive:
     return Drive(ctx.user_path.rstrip("/") + "/drive", "me")
 
 
-def _candidates(values: list[dict[str, Any]], *keys: str) -> str:
+def _candidates(limits: Limits, values: list[dict[str, Any]], *keys: str) -> str:
     names = []
-    for value in values[:MAX_LISTED_CANDIDATES]:
+    for value in values[: limits.candidates_listed]:
         names.append(next((str(value[k]) for k in keys if isinstance(value.get(k), str)), "?"))
     return ", ".join(names)
 
@@ -81,7 +79,7 @@ async def _library(ctx: ToolContext, spec: str) -> Drive:
         query={
             "search": site_name,
             "$select": "id,name,displayName,webUrl",
-            "$top": str(SITE_SEARCH_TOP),
+            "$top": str(ctx.limits.site_search_items),
         },
     )
     values = found.body.get("value") if isinstance(found.body, dict) else None
@@ -96,10 +94,11 @@ async def _library(ctx: ToolContext, spec: str) -> Drive:
         if exact:
             raise ToolInputError(
                 f"{len(exact)} SharePoint sites are named {site_name[:80]!r}: "
-                f"{_candidates(exact, 'webUrl', 'displayName')}",
+                f"{_candidates(ctx.limits, exact, 'webUrl', 'displayName')}",
                 hint="give the drive_id of the library you mean instead",
             )
-        close = f"; sites found: {_candidates(sites, 'displayName', 'name')}" if sites else ""
+        found_names = _candidates(ctx.limits, sites, "displayName", "name")
+        close = f"; sites found: {found_names}" if sites else ""
         raise ToolInputError(
             f"no SharePoint site named {site_name[:80]!r}{close}",
             hint="give the site's display name exactly, or a drive_id",
@@ -116,7 +115,7 @@ async def _library(ctx: ToolContext, spec: str) -> Drive:
         if len(named) != 1:
             raise ToolInputError(
                 f"{'no' if not named else len(named)} libraries named {library[:80]!r} in site "
-                f"{site_name[:80]!r}; its libraries: {_candidates(drives, 'name')}",
+                f"{site_name[:80]!r}; its libraries: {_candidates(ctx.limits, drives, 'name')}",
                 hint="give one of the listed library names, or a drive_id",
             )
         drive = named[0]

@@ -37,7 +37,6 @@ from mfconnector.tools.mailbox import (
 )
 from mfconnector.tools.messages import (
     COMPACT_LIST_FIELDS,
-    COMPACT_SUBJECT_CHARS,
     FULL_LIST_FIELDS,
     GET_FULL,
     compact_message,
@@ -179,6 +178,7 @@ def finish_messages(
     *,
     full: bool,
     seen: list[dict[str, Any]],
+    subject_chars: int,
 ) -> dict[str, Any]:
     """Say the zone; in compact, make the table and name once what was left out."""
     rows = result.pop("messages")
@@ -189,12 +189,12 @@ def finish_messages(
     if full:
         ordered["messages"] = rows
     else:
-        ordered.update(table(rows))
+        ordered.update(table(rows, subject_chars))
         omitted = omitted_record(FULL_LIST_FIELDS, COMPACT_LIST_FIELDS, seen)
-        cut = long_subjects(rows)
+        cut = long_subjects(rows, subject_chars)
         if cut:
             omitted = omitted or {"fields": [], "get": GET_FULL}
-            omitted["subjectsCut"] = {"count": cut, "keptChars": COMPACT_SUBJECT_CHARS}
+            omitted["subjectsCut"] = {"count": cut, "keptChars": subject_chars}
         if omitted:
             ordered["omitted"] = omitted
     for key in ("incomplete", "skipped"):
@@ -290,7 +290,9 @@ async def mail_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
     )
     if arguments.get("triage"):
         result["pageCounts"] = page_counts(result["messages"], full=full)
-    return finish_messages(result, mailbox, zone, full=full, seen=seen)
+    return finish_messages(
+        result, mailbox, zone, full=full, seen=seen, subject_chars=ctx.limits.compact_subject_chars
+    )
 
 
 async def mail_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -318,7 +320,9 @@ async def mail_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         query={"$search": f'"{text}"', "$select": ",".join(fields), "$top": str(limit)},
         headers=prefer_header(zone),
     )
-    return finish_messages(result, mailbox, zone, full=full, seen=seen)
+    return finish_messages(
+        result, mailbox, zone, full=full, seen=seen, subject_chars=ctx.limits.compact_subject_chars
+    )
 
 
 MAIL_FOLDERS = Tool(

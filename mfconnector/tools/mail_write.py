@@ -13,6 +13,7 @@ from typing import Any
 
 from mfconnector.errors import GraphError, ToolError
 from mfconnector.graph.urls import quote_segment
+from mfconnector.limits import Limits
 from mfconnector.tools.acting import (
     ACTING,
     DESTRUCTIVE,
@@ -51,7 +52,6 @@ OUTPUT = None
 """Acting tools publish no output schema: their results are small objects described in
 docs/TOOLS.md, and the discovery budget counts every byte."""
 _ADDRESS = re.compile(r"^[^@\s<>,;\"]{1,64}@[^@\s<>,;\"]{1,255}$")
-_DISPLAY_NAME_CHARS = 255
 
 
 def _user(ctx: ToolContext) -> str:
@@ -84,12 +84,12 @@ def _pick(item: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {key: item[key] for key in keys if key in item}
 
 
-def _display_name(value: str, argument: str) -> str:
+def _display_name(value: str, argument: str, limits: Limits) -> str:
     name = value.strip()
-    if not name or len(name) > _DISPLAY_NAME_CHARS or any(ord(c) < 32 for c in name):
+    if not name or len(name) > limits.display_name_chars or any(ord(c) < 32 for c in name):
         raise WriteError(
             "invalid_arguments",
-            f"`{argument}` must be 1-{_DISPLAY_NAME_CHARS} printable characters",
+            f"`{argument}` must be 1-{limits.display_name_chars} printable characters",
             hint="choose a shorter plain name",
         )
     return name
@@ -186,7 +186,7 @@ async def _attach(
 async def create_folder(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    name = _display_name(arguments["name"], "name")
+    name = _display_name(arguments["name"], "name", ctx.limits)
     path = f"{_user(ctx)}/mailFolders"
     if "parent" in arguments:
         path += f"/{quote_segment(folder_target(arguments['parent'], 'parent'))}/childFolders"
@@ -418,7 +418,7 @@ async def rename_folder(
     if folder.lower() in GRAPH_WELL_KNOWN_FOLDERS:
         raise refusal
     check_id(folder, "folder_id")
-    name = _display_name(arguments["name"], "name")
+    name = _display_name(arguments["name"], "name", ctx.limits)
     if folder in await _well_known_ids(ctx, setup):
         raise refusal
     path = f"{_user(ctx)}/mailFolders/{quote_segment(folder)}"

@@ -52,10 +52,6 @@ MIN_FOLDER_ID_CHARS = 32
 """Outlook folder ids are over 100 characters; a shorter word is a folder name or a path."""
 LONG_ID_CHARS = 100
 """An id this long is an id even with a ``/`` in it (standard base64), never a path."""
-FOLDER_PAGE = 100
-"""Folders asked for per request while resolving a name (Graph's default page is 10)."""
-MAX_FOLDER_PATH_DEPTH = 10
-MAX_LISTED_CANDIDATES = 10
 IMMUTABLE_IDS = 'IdType="ImmutableId"'
 """Outlook ids that survive a move between folders, so an id from a list stays readable."""
 TEXT_BODIES = 'outlook.body-content-type="text"'
@@ -154,7 +150,7 @@ async def resolve_folder(ctx: ToolContext, mailbox: Mailbox, value: str, argumen
     if _is_folder_id(value) and ("/" not in value.strip("/") or len(value) >= LONG_ID_CHARS):
         return quote_segment(value)
     parts = [part.strip() for part in value.strip().strip("/").split("/")]
-    if not parts or any(not part for part in parts) or len(parts) > MAX_FOLDER_PATH_DEPTH:
+    if not parts or any(not part for part in parts) or len(parts) > ctx.limits.folder_path_depth:
         raise ToolInputError(
             f"`{argument}` {value[:80]!r} is not a folder name or path",
             hint="write a path like Projects/Contoso, or use an id from mail_folders",
@@ -175,7 +171,10 @@ async def _children(ctx: ToolContext, mailbox: Mailbox, parent: str | None) -> l
         path += f"/{parent}/childFolders"
     answer = await graph.get_json(
         path,
-        query={"$top": str(FOLDER_PAGE), "$select": "id,displayName,childFolderCount"},
+        query={
+            "$top": str(ctx.limits.folder_page_items),
+            "$select": "id,displayName,childFolderCount",
+        },
         headers={"Prefer": IMMUTABLE_IDS},
     )
     values = answer.body.get("value") if isinstance(answer.body, dict) else None
@@ -240,7 +239,7 @@ async def _find_by_name(
     if len(found) == 1:
         return found[0][0]
     if found:
-        paths = ", ".join(path for _, path in found[:MAX_LISTED_CANDIDATES])
+        paths = ", ".join(path for _, path in found[: ctx.limits.candidates_listed])
         raise ToolInputError(
             f"`{argument}` {value[:80]!r} names {len(found)} folders: {paths}",
             hint="give the path of the one you mean (like Projects/Contoso), or its id",

@@ -67,8 +67,6 @@ COMPACT_LIST_FIELDS = (
 COMPACT_READ_FIELDS = (*COMPACT_LIST_FIELDS, "toRecipients", "ccRecipients", "isDraft")
 FLAG_STATES = {"flagged": "flagged", "complete": "done"}
 GET_FULL = 'detail: "full"'
-COMPACT_SUBJECT_CHARS = 160
-"""A compact row shows this much of a subject; the rest is named in ``omitted``."""
 ROW_COLUMNS = ("id", "subject", "from", "received", "flags")
 OPTIONAL_COLUMNS = ("folder", "categories")
 """Columns a compact table has only when a row of the page has a value for them (the
@@ -134,10 +132,10 @@ def compact_message(
     return out
 
 
-def table(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def table(rows: list[dict[str, Any]], subject_chars: int) -> dict[str, Any]:
     """Compact rows as one header and value lists: the keys are paid once per result.
 
-    ``subject`` is cut to COMPACT_SUBJECT_CHARS (``omitted`` says so). A row stops after
+    ``subject`` is cut to ``subject_chars`` (``omitted`` says so). A row stops after
     its last value: trailing columns it has no value for (no flags, no categories) are
     left off; a missing value before a present one is null.
     """
@@ -147,19 +145,19 @@ def table(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for row in rows:
         line = [row.get(column) for column in columns]
         subject = line[1]
-        if isinstance(subject, str) and len(subject) > COMPACT_SUBJECT_CHARS:
-            line[1] = subject[:COMPACT_SUBJECT_CHARS] + "…"
+        if isinstance(subject, str) and len(subject) > subject_chars:
+            line[1] = subject[:subject_chars] + "…"
         while line and line[-1] in (None, ""):
             line.pop()
         values.append(line)
     return {"columns": columns, "messages": values}
 
 
-def long_subjects(rows: list[dict[str, Any]]) -> int:
+def long_subjects(rows: list[dict[str, Any]], subject_chars: int) -> int:
     return sum(
         1
         for row in rows
-        if isinstance(row.get("subject"), str) and len(row["subject"]) > COMPACT_SUBJECT_CHARS
+        if isinstance(row.get("subject"), str) and len(row["subject"]) > subject_chars
     )
 
 

@@ -324,7 +324,7 @@ def _classify_failure(error: ToolError) -> tuple[str, dict[str, Any]]:
 
 async def send_confirmed(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     setup = setup_of(ctx, "mail_send_confirmed", "send")
-    check_shapes(arguments)
+    check_shapes(arguments, ctx.limits)
     await require_scopes(ctx, setup, ("Mail.Send",))
     prepared_id, confirmed = arguments["prepared_id"], arguments["confirmed_digest"]
     account, mailbox = await account_of(ctx), ctx.user_path
@@ -419,7 +419,7 @@ async def review(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
         from mfconnector.writes.setup import gate_error
 
         raise gate_error("mail_review", "writes")
-    check_shapes(arguments)
+    check_shapes(arguments, ctx.limits)
     action = arguments["action"]
     wanted = {"draft": "message_id", "send_status": "prepared_id"}[action]
     extra = sorted(set(arguments) - {"action", wanted})

@@ -9,17 +9,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.timezones import ZoneChoice
 
 __all__ = ["BoundedCache", "ReadState"]
 
 K = TypeVar("K")
 V = TypeVar("V")
-
-MAX_CACHED_FOLDERS = 512
-"""Folder id <-> name entries remembered per process (all mailboxes together)."""
-MAX_CACHED_ZONES = 64
-"""Mailbox time zones remembered per process."""
 
 
 class BoundedCache(Generic[K, V]):
@@ -48,11 +44,11 @@ class BoundedCache(Generic[K, V]):
 class ReadState:
     """Per-process memory of the read tools, keyed by mailbox path (``/me``, ``/users/x``)."""
 
-    def __init__(self) -> None:
-        self.zones: BoundedCache[str, ZoneChoice] = BoundedCache(MAX_CACHED_ZONES)
-        self.folder_names: BoundedCache[tuple[str, str], str] = BoundedCache(MAX_CACHED_FOLDERS)
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.zones: BoundedCache[str, ZoneChoice] = BoundedCache(limits.cached_zones)
+        self.folder_names: BoundedCache[tuple[str, str], str] = BoundedCache(limits.cached_folders)
         """(mailbox, folder id) -> display name."""
-        self.folder_ids: BoundedCache[tuple[str, str], str] = BoundedCache(MAX_CACHED_FOLDERS)
+        self.folder_ids: BoundedCache[tuple[str, str], str] = BoundedCache(limits.cached_folders)
         """(mailbox, lower-cased folder path) -> folder id."""
-        self.drives: BoundedCache[str, str] = BoundedCache(MAX_CACHED_ZONES)
+        self.drives: BoundedCache[str, str] = BoundedCache(limits.cached_zones)
         """lower-cased ``site/library`` -> the drive's Graph path."""
