@@ -7,6 +7,7 @@ and prints what came back in plain words, including what each result says it lef
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -278,6 +279,10 @@ def _tour(client: _Client, out: IO[str]) -> None:
 
 
 def run_tour(out: IO[str] | None = None) -> int:
+    if out is None and isinstance(sys.stdout, io.TextIOWrapper):
+        # A Windows console or redirect may use a code page without CJK or emoji: show those
+        # characters as "?" rather than end the tour with a UnicodeEncodeError.
+        sys.stdout.reconfigure(errors="replace")
     stream = out or sys.stdout
     try:
         with _server() as client:

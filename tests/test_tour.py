@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -32,6 +33,21 @@ def test_the_tour_runs_the_real_server_on_the_demo_mailbox() -> None:
     assert "Fabrikam MSA.pdf (pdf" in documents and "| ## Page 1" in documents
     for secret in ("tempauth", "fixture-token", "download.aspx"):
         assert secret not in out
+
+
+@pytest.mark.slow
+def test_the_tour_survives_a_console_code_page_without_cjk_or_emoji() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "mfconnector", "tour"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "cp1252"},
+    )
+    assert completed.returncode == 0, completed.stderr.decode(errors="replace")
+    out = completed.stdout.decode("cp1252")
+    assert "mailbox of Adele Vance" in out and "What this shows" in out
+    assert "?" in out  # the Japanese subject, shown as replacement characters
 
 
 def test_the_tour_stops_quietly_when_its_reader_goes_away() -> None:
