@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -29,3 +30,20 @@ def files() -> Iterator[LoopbackServer]:
     """A second server standing in for the pre-authenticated download host."""
     with LoopbackServer() as server:
         yield server
+
+
+@pytest.fixture
+def no_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every platform's encrypted token store is unavailable, as on this headless machine, so
+    sign-in tests behave alike everywhere and never touch a developer's real keyring."""
+    import msal_extensions
+
+    def unavailable(location: str, **kwargs: Any) -> Any:
+        raise ImportError("Unable to import module 'gi'")
+
+    for store in (
+        "FilePersistenceWithDataProtection",
+        "KeychainPersistence",
+        "LibsecretPersistence",
+    ):
+        monkeypatch.setattr(msal_extensions, store, unavailable)

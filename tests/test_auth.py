@@ -57,21 +57,10 @@ LOGIN = "run `mfconnector login`"
 
 
 @pytest.fixture(autouse=True)
-def headless(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+def headless(request: pytest.FixtureRequest) -> None:
     """Make every machine look like this headless one: no encrypted store to build."""
-    if "real_machine" in request.fixturenames:
-        return
-    import msal_extensions
-
-    def no_keyring(location: str, **kwargs: Any) -> Any:
-        raise ImportError("Unable to import module 'gi'")
-
-    for store in (
-        "FilePersistenceWithDataProtection",
-        "KeychainPersistence",
-        "LibsecretPersistence",
-    ):
-        monkeypatch.setattr(msal_extensions, store, no_keyring)
+    if "real_machine" not in request.fixturenames:
+        request.getfixturevalue("no_keyring")
 
 
 @pytest.fixture

@@ -27,20 +27,7 @@ CLIENT_ID = "11111111-2222-3333-4444-555555555555"
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-@pytest.fixture(autouse=True)
-def headless(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No keyring on this machine (and none touched on a desktop): plaintext, opted in."""
-    import msal_extensions
-
-    def no_keyring(location: str, **kwargs: Any) -> Any:
-        raise ImportError("Unable to import module 'gi'")
-
-    for store in (
-        "FilePersistenceWithDataProtection",
-        "KeychainPersistence",
-        "LibsecretPersistence",
-    ):
-        monkeypatch.setattr(msal_extensions, store, no_keyring)
+pytestmark = pytest.mark.usefixtures("no_keyring")
 
 
 @pytest.fixture

@@ -23,14 +23,7 @@ from mfconnector.cli import build_parser
 CLIENT_ID = "5f7e9c1a-3b2d-4e6f-8a9b-0c1d2e3f4a5b"
 
 
-@pytest.fixture(autouse=True)
-def headless(monkeypatch: pytest.MonkeyPatch) -> None:
-    import msal_extensions
-
-    def no_keyring(location: str) -> Any:
-        raise ImportError("Unable to import module 'gi'")
-
-    monkeypatch.setattr(msal_extensions, "build_encrypted_persistence", no_keyring)
+pytestmark = pytest.mark.usefixtures("no_keyring")
 
 
 def run_server(args: list[str], lines: list[dict[str, Any]], env: dict[str, str]) -> Any:

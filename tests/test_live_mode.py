@@ -36,20 +36,7 @@ EXPIRED = {
 CLAIMS = "eyJhY2Nlc3NfdG9rZW4iOnsiYWNycyI6eyJlc3NlbnRpYWwiOnRydWUsInZhbHVlIjoiY3AxIn19fQ=="
 
 
-@pytest.fixture(autouse=True)
-def headless(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This machine has no keyring: make every run see the same, and opt in to plaintext."""
-    import msal_extensions
-
-    def no_keyring(location: str, **kwargs: Any) -> Any:
-        raise ImportError("Unable to import module 'gi'")
-
-    for store in (
-        "FilePersistenceWithDataProtection",
-        "KeychainPersistence",
-        "LibsecretPersistence",
-    ):
-        monkeypatch.setattr(msal_extensions, store, no_keyring)
+pytestmark = pytest.mark.usefixtures("no_keyring")
 
 
 @pytest.fixture

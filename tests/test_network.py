@@ -16,7 +16,6 @@ import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from connect_proxy import ConnectProxy
@@ -48,19 +47,7 @@ def settings(env: dict[str, str], **flags: str) -> NetworkSettings:
     return network_settings_from_args(args, env)
 
 
-@pytest.fixture(autouse=True)
-def headless(monkeypatch: pytest.MonkeyPatch) -> None:
-    import msal_extensions
-
-    def no_keyring(location: str, **kwargs: Any) -> Any:
-        raise ImportError("Unable to import module 'gi'")
-
-    for store in (
-        "FilePersistenceWithDataProtection",
-        "KeychainPersistence",
-        "LibsecretPersistence",
-    ):
-        monkeypatch.setattr(msal_extensions, store, no_keyring)
+pytestmark = pytest.mark.usefixtures("no_keyring")
 
 
 @dataclass
