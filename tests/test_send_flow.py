@@ -62,6 +62,23 @@ def confirm(prepared: dict[str, Any]) -> dict[str, Any]:
     return {"prepared_id": prepared["prepared_id"], "confirmed_digest": prepared["digest"]}
 
 
+async def test_a_draft_changed_since_it_was_read_is_not_prepared(graph: LoopbackServer) -> None:
+    _, draft = full_draft(graph)
+    async with acting_session(graph, clock=Clock()) as tools:
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        draft.subject = "Changed in Outlook"
+        stale = await tools.fail(
+            "mail_prepare",
+            {"action": "draft", "message_id": draft.id, "source_digest": read["source_digest"]},
+        )
+        assert stale["error_code"] == "conflict" and stale["retry_safe"] is True
+        assert "nothing was prepared" in stale["message"]
+        assert stale["current_digest"] != read["source_digest"]
+        assert all(r.method == "GET" for r in graph.requests)
+        prepared = await prepare(tools, draft)  # read again, then it prepares
+    assert prepared["message"]["subject"] == "Changed in Outlook"
+
+
 async def test_the_preview_is_the_complete_message_with_its_digest(
     graph: LoopbackServer,
 ) -> None:

@@ -7,7 +7,6 @@ Ids are immutable (``Prefer: IdType="ImmutableId"``), so a moved message keeps i
 from __future__ import annotations
 
 import base64
-import hmac
 import re
 from typing import Any
 
@@ -28,7 +27,11 @@ from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import input_schema
 from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS
 from mfconnector.writes.errors import WriteError, as_write_error
-from mfconnector.writes.message import PREFER_IDS, freeze_draft, recipients
+from mfconnector.writes.message import (
+    PREFER_IDS,
+    freeze_unchanged_draft,
+    recipients,
+)
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
 
 __all__ = [
@@ -220,15 +223,13 @@ async def revise_draft(
     replaced = (
         decode_attachments(ctx, arguments["attachments"]) if "attachments" in arguments else None
     )
-    source = await freeze_draft(ctx, check_id(arguments["message_id"], "message_id"))
-    if not hmac.compare_digest(source.digest, arguments["source_digest"]):
-        raise WriteError(
-            "conflict",
-            "the draft changed since it was read (source_digest differs); nothing was written",
-            hint="read the draft again (mail_review draft) and decide on the new content",
-            retry_safe=True,
-            details={"current_digest": source.digest},
-        )
+    source = await freeze_unchanged_draft(
+        ctx,
+        check_id(arguments["message_id"], "message_id"),
+        arguments["source_digest"],
+        consequence="nothing was written",
+        hint="read the draft again (mail_review draft) and decide on the new content",
+    )
     source_path = _message_path(ctx, source.draft_id)
     old_files = [a["name"] for a in source.record["attachments"]]
     progress.plan(

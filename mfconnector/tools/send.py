@@ -39,7 +39,13 @@ from mfconnector.tools.mail_write import (
     write,
 )
 from mfconnector.writes.errors import AmbiguousWriteError, WriteError, as_write_error
-from mfconnector.writes.message import PREFER_IDS, FrozenMessage, freeze_draft, preview
+from mfconnector.writes.message import (
+    PREFER_IDS,
+    FrozenMessage,
+    freeze_draft,
+    freeze_unchanged_draft,
+    preview,
+)
 from mfconnector.writes.setup import WriteSetup, account_of, require_scopes, setup_of, state_error
 from mfconnector.writes.store import Preparation, StateStoreError
 
@@ -174,15 +180,13 @@ async def prepare_draft(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     await _store_call(setup.store.check())
-    frozen = await freeze_draft(ctx, check_id(arguments["message_id"], "message_id"))
-    if not hmac.compare_digest(frozen.digest, arguments["source_digest"]):
-        raise WriteError(
-            "conflict",
-            "the draft changed since it was read (source_digest differs); nothing was prepared",
-            hint="read the draft again (mail_review draft) and show the user the new content",
-            retry_safe=True,
-            details={"current_digest": frozen.digest},
-        )
+    frozen = await freeze_unchanged_draft(
+        ctx,
+        check_id(arguments["message_id"], "message_id"),
+        arguments["source_digest"],
+        consequence="nothing was prepared",
+        hint="read the draft again (mail_review draft) and show the user the new content",
+    )
     return await _prepare(ctx, setup, frozen, progress)
 
 

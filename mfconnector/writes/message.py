@@ -14,6 +14,7 @@ everywhere. Nothing is clipped: a message too large to show in full is refused.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +182,23 @@ async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
         "attachments": attachments,
     }
     return FrozenMessage(record, digest_of(record), tuple(contents))
+
+
+async def freeze_unchanged_draft(
+    ctx: ToolContext, draft_id: str, source_digest: str, *, consequence: str, hint: str
+) -> FrozenMessage:
+    """Freeze a draft that must still be what the caller read (its ``source_digest``);
+    a stale digest is a ``conflict`` that says what was not done (``consequence``)."""
+    frozen = await freeze_draft(ctx, draft_id)
+    if not hmac.compare_digest(frozen.digest, source_digest):
+        raise WriteError(
+            "conflict",
+            f"the draft changed since it was read (source_digest differs); {consequence}",
+            hint=hint,
+            retry_safe=True,
+            details={"current_digest": frozen.digest},
+        )
+    return frozen
 
 
 async def preview(ctx: ToolContext, frozen: FrozenMessage, **extra: Any) -> dict[str, Any]:
