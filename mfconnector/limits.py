@@ -244,5 +244,23 @@ class Limits:
     cert_file_bytes: int = 1_000_000
     """Largest certificate (PEM) file read for certificate sign-in."""
 
+    # --- hosted mode: OAuth protected resource ----------------------------------------
+    bearer_token_bytes: int = 16_384
+    """Longest bearer token accepted in ``Authorization`` (an Entra access token is 1-3 KB;
+    a longer one is refused before it is decoded)."""
+    jwks_body_bytes: int = 262_144
+    """Largest JWKS or OIDC discovery document read from the issuer (Entra's is ~10 KB)."""
+    jwks_keys: int = 64
+    """Most keys kept from one JWKS; a set with more is refused (no issuer publishes that many)."""
+    jwks_cache_seconds: float = 3_600.0
+    """How long a fetched JWKS is trusted before it is fetched again."""
+    jwks_refresh_min_seconds: float = 60.0
+    """Least time between two fetches caused by an unknown ``kid``: a flood of tokens with
+    made-up key ids costs one fetch a minute, not one per request."""
+    jwks_fetch_seconds: float = 10.0
+    """Whole fetch of a JWKS or discovery document, body included."""
+    token_leeway_seconds: int = 60
+    """Clock skew allowed on ``exp``, ``nbf`` and ``iat``."""
+
 
 DEFAULT_LIMITS = Limits()

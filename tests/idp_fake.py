@@ -34,6 +34,7 @@ CONSUMER_TENANT = "9188040d-6c67-4c5b-b112-36a304b66dad"
 GRAPH_APP_ID = "00000003-0000-0000-c000-000000000000"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+OBO_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 def b64url(data: bytes) -> str:
@@ -265,6 +266,8 @@ class FakeIdP:
         self.refresh_error: str | None = None
         self.token_errors: list[str] = []
         self.devicecode_error: str | None = None
+        self.obo_error: str | None = None
+        """An ERRORS key answered to every on-behalf-of exchange."""
         self.unknown_tenants: set[str] = set()
         self.offline = False
         self.delay_seconds = 0.0
@@ -430,6 +433,8 @@ class FakeIdP:
                 return self._client_credentials(r, tenant)
             if grant == "authorization_code":
                 return self._code_token(r)
+            if grant == OBO_GRANT and r.data.get("requested_token_use") == "on_behalf_of":
+                return self._on_behalf_of(r)
             return aad_error(
                 "unsupported_grant_type", 70003, "The app requested an unsupported grant type."
             )
@@ -642,9 +647,34 @@ class FakeIdP:
             "access_token": token,
         }
 
-    def _user_tokens(self, requested_scope: str, *, nonce: str = "") -> dict[str, Any]:
+    def _on_behalf_of(self, r: Recorded) -> tuple[int, dict[str, Any]]:
+        """The OBO grant: a confidential client trades the user's token for a Graph one."""
+        if r.data.get("client_id") != self.client_id:
+            return ERRORS["unknown_client"]
+        if r.data.get("client_secret") != self.client_secret:
+            return ERRORS["bad_secret"]
+        assertion = str(r.data.get("assertion", ""))
+        with self._lock:
+            self.assertions.append(assertion)
+            injected = self.obo_error
+        if injected:
+            return ERRORS[injected]
+        try:
+            claims = json.loads(base64.urlsafe_b64decode(assertion.split(".")[1] + "=="))
+        except (ValueError, IndexError):
+            return aad_error("invalid_grant", 50027, "JWT token is invalid or malformed.")
+        user = FakeUser(
+            oid=str(claims.get("oid")),
+            tid=str(claims.get("tid")),
+            username=str(claims.get("preferred_username", self.user.username)),
+        )
+        return 200, self._user_tokens(str(r.data.get("scope", "")), user=user)
+
+    def _user_tokens(
+        self, requested_scope: str, *, nonce: str = "", user: FakeUser | None = None
+    ) -> dict[str, Any]:
         now = int(time.time())
-        user = self.user
+        user = user or self.user
         api_scopes = [
             s for s in requested_scope.split() if s not in ("openid", "profile", "offline_access")
         ]

@@ -1,0 +1,183 @@
+"""Graph tokens for each hosted user through Entra's on-behalf-of exchange.
+
+The client's token is for *us* (its audience is the public URL); Graph would refuse it,
+and forwarding it would make us a token passthrough, which the MCP authorization rules
+forbid. Instead the token becomes the ``assertion`` of an OAuth 2.0 JWT-bearer grant
+(``requested_token_use=on_behalf_of``) from our confidential client, and Entra answers
+with a Graph token for the same user and the delegated scopes the tenant consented to.
+
+msal's ``acquire_token_on_behalf_of`` always asks Entra (it does not look in its cache),
+so the Graph tokens are cached here, in memory, per user and per assertion, until a few
+minutes before they expire; the cache is bounded (least recently used goes first). msal
+is blocking: every exchange runs in a worker thread, a few at a time.
+
+Source: Microsoft identity platform, "OAuth 2.0 On-Behalf-Of flow" (Microsoft Learn).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from mfconnector.errors import AuthError
+from mfconnector.hosted.bearer import Subject
+
+__all__ = ["OBO_EXPIRY_MARGIN_SECONDS", "OnBehalfOf", "SubjectTokenProvider"]
+
+OBO_EXPIRY_MARGIN_SECONDS = 300
+"""A cached Graph token is replaced this long before it expires (a long read must not
+start with a token that dies half-way)."""
+OBO_CACHE_USERS = 10_000
+"""Most cached Graph tokens held at once (a few KB each)."""
+OBO_CONCURRENT_EXCHANGES = 4
+"""Exchanges with Entra at once; more wait (each is one HTTP request in a thread)."""
+OBO_CALL_SECONDS = 30.0
+"""Longest one exchange may take, msal's own HTTP time-outs included."""
+
+CONSENT_ERRORS = {65001, 65004, 50076, 50079, 53003}
+"""AADSTS codes that no retry fixes: consent missing or declined, MFA or a
+Conditional Access policy the user must satisfy in the client."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    token: str
+    expires_at: float
+
+
+def _assertion_id(token: str) -> str:
+    return hashlib.sha256(token.encode("ascii", "replace")).hexdigest()
+
+
+class OnBehalfOf:
+    """One confidential client for the server; ``graph_token(subject)`` per request."""
+
+    def __init__(
+        self,
+        *,
+        client_id: str,
+        client_credential: str | dict[str, str],
+        authority: str,
+        scopes: Sequence[str],
+        http_client: Any = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._client_id = client_id
+        self._credential = client_credential
+        self._authority = authority
+        self._scopes = list(scopes)
+        self._http_client = http_client
+        self._clock = clock
+        self._app: Any = None
+        self._cache: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
+        self._limiter = trio.CapacityLimiter(OBO_CONCURRENT_EXCHANGES)
+        self.exchanges = 0
+        """Exchanges sent to Entra so far (for status and tests)."""
+
+    async def graph_token(
+        self, subject: Subject, *, force_refresh: bool = False, claims: str | None = None
+    ) -> str:
+        """A Graph token for this user: cached while it lives, else one exchange.
+
+        ``claims`` is a Graph claims challenge (continuous access evaluation): it always
+        goes to Entra, never answered from the cache.
+        """
+        key = (subject.key, _assertion_id(subject.token))
+        cached = self._cache.get(key)
+        reusable = cached is not None and not force_refresh and claims is None
+        if (
+            cached is not None
+            and reusable
+            and cached.expires_at - OBO_EXPIRY_MARGIN_SECONDS > self._clock()
+        ):
+            self._cache.move_to_end(key)
+            return cached.token
+        try:
+            with trio.fail_after(OBO_CALL_SECONDS):
+                result = await trio.to_thread.run_sync(
+                    self._exchange,
+                    subject.token,
+                    claims,
+                    limiter=self._limiter,
+                    abandon_on_cancel=True,
+                )
+        except trio.TooSlowError:
+            raise AuthError(
+                "the identity provider did not answer the on-behalf-of exchange in time",
+                hint="retry in a moment",
+            ) from None
+        token = result.get("access_token")
+        if not isinstance(token, str):
+            raise _error_from(result)
+        expires_in = result.get("expires_in")
+        lifetime = float(expires_in) if isinstance(expires_in, int | float | str) else 0.0
+        self._cache[key] = _Cached(token, self._clock() + lifetime)
+        self._cache.move_to_end(key)
+        while len(self._cache) > OBO_CACHE_USERS:
+            self._cache.popitem(last=False)
+        return token
+
+    def _exchange(self, assertion: str, claims: str | None) -> dict[str, Any]:
+        """In a worker thread: build the msal app once, then one OBO request."""
+        if self._app is None:
+            import msal  # only hosted mode pays for msal's import
+
+            self._app = msal.ConfidentialClientApplication(
+                self._client_id,
+                client_credential=self._credential,
+                authority=self._authority,
+                http_client=self._http_client,
+                instance_discovery=False if self._http_client is not None else None,
+                client_capabilities=["CP1"],
+            )
+        self.exchanges += 1
+        result = self._app.acquire_token_on_behalf_of(
+            assertion, self._scopes, claims_challenge=claims
+        )
+        return result if isinstance(result, dict) else {}
+
+
+def _error_from(result: dict[str, Any]) -> AuthError:
+    codes = result.get("error_codes")
+    code = codes[0] if isinstance(codes, list) and codes and isinstance(codes[0], int) else None
+    if code in CONSENT_ERRORS or result.get("error") == "interaction_required":
+        return AuthError(
+            "the organisation has not consented to this connector's Graph permissions, "
+            "or the user must complete a sign-in step in the client",
+            hint="an administrator grants consent to the connector's app registration "
+            "(docs/HOSTING.md), then the user signs in again",
+        )
+    if result.get("error") == "invalid_grant":
+        return AuthError(
+            "the identity provider refused the user's token for the on-behalf-of exchange",
+            hint="sign in again in the client",
+        )
+    if result.get("error") in {"invalid_client", "unauthorized_client"}:
+        return AuthError(
+            "the connector's own client credentials were refused",
+            hint="check MFC_CLIENT_ID and MFC_CLIENT_SECRET (or the certificate) on the server",
+        )
+    reason = f" (AADSTS{code})" if code else ""
+    return AuthError(f"the on-behalf-of exchange failed{reason}", hint="retry in a moment")
+
+
+class SubjectTokenProvider:
+    """The ``TokenProvider`` one hosted request hands to the Graph client: its user's tokens."""
+
+    def __init__(self, exchange: OnBehalfOf, subject: Subject) -> None:
+        self._exchange = exchange
+        self._subject = subject
+
+    async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
+        return await self._exchange.graph_token(
+            self._subject, force_refresh=force_refresh, claims=claims
+        )
+
+    async def describe(self) -> dict[str, Any]:
+        return {"signed_in": True, "mode": "hosted", "tenant": self._subject.tenant}
