@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 
 import httpx
 import pytest
-
 from gmail_helpers import API, ME, all_ids, client, empty_emulator, import_message, rfc822
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -30,7 +29,8 @@ def mailbox() -> Iterator[tuple[httpx.Client, dict[str, str]]]:
 
     amy, rory = "Amy Pond <amy@example.com>", "Rory Williams <rory@example.org>"
     add("m1", ["INBOX", "UNREAD"], sender=amy, to=[ME], subject="Dinner plans",
-        when=datetime(2026, 11, 20, 10, 0, tzinfo=UTC), text="Let's meet at the café on Friday.")  # fmt: skip
+        when=datetime(2026, 11, 20, 10, 0, tzinfo=UTC), text="Let's meet at the café on Friday.",
+        )  # fmt: skip
     add("m2", ["INBOX"], sender=rory, to=[ME], cc=["amy@example.com"], subject="Re: Dinner plans",
         when=datetime(2026, 11, 21, 12, 0, tzinfo=UTC), text="Friday works. Bring the resume.",
         parent_id="<m1@test.example>")  # fmt: skip

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from mfconnector.gmail_emulator import docbuild
 from mfconnector.gmail_emulator.demo_build import Attachment, DemoWriter, forwarded
+from mfconnector.gmail_emulator.mime import Parsed
 from mfconnector.gmail_emulator.store import Draft, Mailbox, Message
 
 __all__ = ["DEMO_ADDRESS", "DEMO_NOW", "PHISHING_FILENAME", "build_demo_mailbox"]
@@ -521,19 +522,23 @@ def _write_all(box: Mailbox) -> None:
 
 @dataclass(frozen=True)
 class _Recipe:
-    messages: tuple[tuple[bytes, tuple[str, ...], datetime], ...]
+    messages: tuple[tuple[bytes, tuple[str, ...], datetime, tuple[str, Parsed]], ...]
     drafts: tuple[tuple[str, int], ...]
     """(draft id, index into ``messages``)."""
 
 
 @functools.lru_cache(maxsize=1)
 def _recipe() -> _Recipe:
-    """The demo written once per process (writing MIME is the slow part); immutable bytes."""
+    """The demo written and parsed once per process (MIME is the slow part); nothing in
+    it is changed later: a message's labels live in the Message, not in its parse."""
     box = Mailbox(address=DEMO_ADDRESS, now=DEMO_NOW)
     _write_all(box)
     order = list(box.messages)
     return _Recipe(
-        tuple((m.raw, tuple(m.label_ids), m.internal_date) for m in box.messages.values()),
+        tuple(
+            (m.raw, tuple(m.label_ids), m.internal_date, (m.id, m.parsed))
+            for m in box.messages.values()
+        ),
         tuple((d.id, order.index(d.message_id)) for d in box.drafts.values()),
     )
 
@@ -543,7 +548,8 @@ def build_demo_mailbox() -> Mailbox:
     box = Mailbox(address=DEMO_ADDRESS, now=DEMO_NOW)
     _labels(box)
     filed = [
-        box.add_message(raw, labels, internal=when) for raw, labels, when in _recipe().messages
+        box.add_message(raw, labels, internal=when, known=known)
+        for raw, labels, when, known in _recipe().messages
     ]
     for draft_id, index in _recipe().drafts:
         box.drafts[draft_id] = Draft(draft_id, filed[index].id)

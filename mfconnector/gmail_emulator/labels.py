@@ -32,7 +32,7 @@ __all__ = ["ROUTES"]
 LABEL_READ = (FULL, MODIFY, READONLY, LABELS, METADATA)
 LABEL_WRITE = (FULL, MODIFY, LABELS)
 MAX_LABEL_NAME_CHARS = 225
-"""Gmail refuses longer label names (observed limit; the reference gives none)."""
+"""The emulator's bound on a label name (Google documents none; long names are refused)."""
 _VISIBILITY = {
     "messageListVisibility": ("show", "hide"),
     "labelListVisibility": ("labelShow", "labelShowIfUnread", "labelHide"),

@@ -71,7 +71,7 @@ class LoopbackGmail:
         self.emulator = emulator
         self._server = _Server(emulator)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="gmail-emulator", daemon=True
+            target=self._server.serve_forever, args=(0.05,), name="gmail-emulator", daemon=True
         )
         self._thread.start()
 

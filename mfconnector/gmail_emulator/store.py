@@ -234,13 +234,18 @@ class Mailbox:
         internal: datetime | None = None,
         thread_id: str | None = None,
         auto_thread: bool = True,
+        known: tuple[str, mime.Parsed] | None = None,
     ) -> Message:
         """Files a message. Without ``thread_id`` it joins a thread by its headers
-        (``auto_thread``, as incoming mail does) or starts its own."""
+        (``auto_thread``, as incoming mail does) or starts its own. ``known`` is an
+        earlier parse of the same bytes under the id they get now (the demo's replay)."""
         moment = internal or self.tick()
         internal_ms = int(moment.timestamp() * 1000)
         message_id = self._new_id(internal_ms)
-        parsed = mime.parse(raw, message_id)
+        if known is not None and known[0] == message_id:
+            parsed = known[1]
+        else:
+            parsed = mime.parse(raw, message_id)
         if thread_id is None:
             joined = self.thread_for(parsed, None) if auto_thread else None
             thread_id = joined or message_id
