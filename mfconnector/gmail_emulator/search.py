@@ -13,6 +13,7 @@ anything (``after:someday``) matches nothing.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -67,15 +68,23 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
+@functools.lru_cache(maxsize=2048)
 def _words(text: str) -> str:
+    """`` word word `` of a folded text; cached, since every term of every query reads the
+    same few hundred header and body texts again."""
     return " " + " ".join(_WORD.findall(fold(text))) + " "
+
+
+@functools.lru_cache(maxsize=2048)
+def _compact(text: str) -> str:
+    return "".join(fold(text).split())
 
 
 def text_matches(term: str, text: str) -> bool:
     """Whole words in sequence, or a substring for scripts written without spaces."""
     wanted = fold(term)
     if _NO_SPACES_SCRIPT.search(wanted):
-        return "".join(wanted.split()) in "".join(fold(text).split())
+        return "".join(wanted.split()) in _compact(text)
     words = _WORD.findall(wanted)
     return bool(words) and f" {' '.join(words)} " in _words(text)
 
@@ -247,7 +256,10 @@ def _label(value: str, message: Message, mailbox: Mailbox) -> bool:
 
 def _date(value: str) -> datetime | None:
     if value.isdigit():
-        return datetime.fromtimestamp(int(value), UTC)
+        try:
+            return datetime.fromtimestamp(int(value), UTC)
+        except (OverflowError, OSError, ValueError):  # beyond the calendar: matches nothing
+            return None
     found = _DATE.match(value)
     if not found:
         return None
