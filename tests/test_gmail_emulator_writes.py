@@ -327,3 +327,12 @@ def test_history_from_now_is_empty_and_from_before_the_kept_records_is_404(
     assert expired.status_code == 404 and expired.json()["error"]["code"] == 404
     missing = http.get(f"{API}/history")
     assert missing.status_code == 400
+
+
+def test_a_new_draft_sent_keeps_its_thread(http: httpx.Client) -> None:
+    raw = rfc822(sender=ME, to=[FRIEND], subject="Plan", when=NOW, text="x", message_id="<p@m>")
+    draft = http.post(f"{API}/drafts", json={"message": {"raw": b64url(raw)}}).json()
+    sent = http.post(f"{API}/drafts/send", json={"id": draft["id"]}).json()
+    assert sent["threadId"] == draft["message"]["threadId"] and sent["labelIds"] == ["SENT"]
+    thread = http.get(f"{API}/threads/{sent['threadId']}", params={"format": "minimal"}).json()
+    assert [m["id"] for m in thread["messages"]] == [sent["id"]]

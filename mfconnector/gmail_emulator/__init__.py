@@ -13,7 +13,8 @@ The pieces, one concern each: ``store`` (labels, messages, threads, drafts, hist
 ``threads`` (and drafts), ``labels`` (and history, profile): the methods; ``batch`` (the
 multipart batch endpoint); ``errors`` (Google's error shape); ``calls`` (requests, scopes,
 paging); ``core`` (dispatch, auth, faults); ``transport``, ``server``; ``demo``,
-``demo_build`` and ``docbuild`` (the demo data). What it implements and where it is
+``demo_cast``, ``demo_threads``, ``demo_singles`` (the demo data), ``demo_build``
+(deterministic MIME) and ``docbuild`` (its documents). What it implements and where it is
 simpler than Gmail: ``docs/GMAIL_EMULATOR.md``.
 """
 

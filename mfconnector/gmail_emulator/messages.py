@@ -33,7 +33,7 @@ from mfconnector.gmail_emulator.errors import GmailError, bad_request, not_found
 from mfconnector.gmail_emulator.mime import b64url, parse, payload_json, unb64url
 from mfconnector.gmail_emulator.store import Mailbox, Message
 
-__all__ = ["ROUTES", "filed_message", "message_json", "outgoing_raw"]
+__all__ = ["ROUTES", "joined_thread", "message_json", "outgoing_raw", "send_raw"]
 
 READ = (FULL, MODIFY, READONLY, METADATA)
 CHANGE = (FULL, MODIFY)
@@ -259,12 +259,9 @@ def requested_thread(call: Call, body: dict[str, Any]) -> str | None:
     return thread_id
 
 
-def filed_message(
-    call: Call, raw: bytes, labels: list[str], requested: str | None, *, auto_thread: bool
-) -> Message:
-    box = mailbox(call)
-    thread_id = box.thread_for(parse(raw, "probe"), requested) if requested else None
-    return box.add_message(raw, labels, thread_id=thread_id, auto_thread=auto_thread)
+def joined_thread(call: Call, raw: bytes, requested: str | None) -> str | None:
+    """The thread an outgoing message joins: only the one asked for, and only by the rules."""
+    return mailbox(call).thread_for(parse(raw, "probe"), requested) if requested else None
 
 
 def recipients(message: Message) -> list[str]:
@@ -274,12 +271,13 @@ def recipients(message: Message) -> list[str]:
     return found
 
 
-def send_raw(call: Call, raw: bytes, requested: str | None) -> Message:
-    """Files a sent message in SENT (and INBOX too when it is addressed to the user)."""
+def send_raw(call: Call, raw: bytes, thread_id: str | None) -> Message:
+    """Files a sent message in SENT (and INBOX too when it is addressed to the user), in
+    ``thread_id`` or a thread of its own."""
     probe = parse(raw, "probe")
     if not any(a for h in ("To", "Cc", "Bcc") for _, a in probe.addresses(h)):
         raise bad_request("Recipient address required")
-    message = filed_message(call, raw, ["SENT"], requested, auto_thread=False)
+    message = mailbox(call).add_message(raw, ["SENT"], thread_id=thread_id, auto_thread=False)
     if mailbox(call).address.lower() in recipients(message):
         mailbox(call).change_labels(message, ("INBOX",), ())
     return message
@@ -289,7 +287,7 @@ def send_raw(call: Call, raw: bytes, requested: str | None) -> Message:
 def send(call: Call, _: re.Match[str]) -> Answer:
     body = call.json_body()
     raw = outgoing_raw(mailbox(call), raw_of(body))
-    message = send_raw(call, raw, requested_thread(call, body))
+    message = send_raw(call, raw, joined_thread(call, raw, requested_thread(call, body)))
     return Answer(200, message.ref_with_labels())
 
 

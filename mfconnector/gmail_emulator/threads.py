@@ -3,7 +3,8 @@
 
 A thread is every message with its ``threadId``; ``threads.get`` lists them oldest first.
 A draft is a message carrying DRAFT; ``drafts.update`` replaces that message (a new
-message id, the same draft id) and ``drafts.send`` files it in SENT and removes the draft.
+message id, the same draft id) and ``drafts.send`` files it in SENT, in the draft's thread,
+and removes the draft.
 """
 
 from __future__ import annotations
@@ -154,7 +155,8 @@ def _draft_message(call: Call, body: dict[str, Any]) -> Message:
         raise bad_request("Missing draft message")
     raw = messages.outgoing_raw(call.emulator.mailbox, messages.raw_of(inner))
     requested = messages.requested_thread(call, inner)
-    return messages.filed_message(call, raw, ["DRAFT"], requested, auto_thread=False)
+    thread_id = messages.joined_thread(call, raw, requested)
+    return call.emulator.mailbox.add_message(raw, ["DRAFT"], thread_id=thread_id, auto_thread=False)
 
 
 def _draft_json(draft: Draft, message: Message) -> dict[str, Any]:
@@ -217,10 +219,8 @@ def send_draft(call: Call, _: re.Match[str]) -> Answer:
     draft, message = find_draft(call, draft_id)
     if isinstance(body.get("message"), dict):
         message = _replace(call, draft, message, body)
-    box = call.emulator.mailbox
-    requested = message.thread_id if len(box.thread(message.thread_id)) > 1 else None
-    sent = messages.send_raw(call, message.raw, requested)
-    box.delete_message(message)
+    sent = messages.send_raw(call, message.raw, message.thread_id)  # the draft's thread
+    call.emulator.mailbox.delete_message(message)
     return Answer(200, sent.ref_with_labels())
 
 
