@@ -354,3 +354,28 @@ def test_the_loopback_server_speaks_real_http(emulator: GmailEmulator) -> None:
             error_of(
                 http.get(f"{API}/profile", headers={"Authorization": "Bearer no"}), 401, "authError"
             )
+
+
+@pytest.mark.slow
+def test_the_loopback_server_serves_concurrent_writers_consistently(
+    emulator: GmailEmulator,
+) -> None:
+    """Eight clients at once, each starring its own messages: no change is lost."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = list(emulator.mailbox.messages)[:24]
+    with serve_on_loopback(emulator) as server:
+
+        def star(chunk: list[str]) -> list[int]:
+            with httpx.Client(base_url=server.url, headers={"Authorization": "Bearer full"}) as h:
+                return [
+                    h.post(
+                        f"{API}/messages/{i}/modify", json={"addLabelIds": ["STARRED"]}
+                    ).status_code
+                    for i in chunk
+                ]
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = [s for part in pool.map(star, [ids[n::8] for n in range(8)]) for s in part]
+    assert statuses == [200] * 24
+    assert all("STARRED" in emulator.mailbox.messages[i].label_ids for i in ids)
