@@ -193,3 +193,18 @@ def test_every_build_is_the_same(messages: list[dict[str, Any]]) -> None:
     assert [m["sizeEstimate"] for m in messages] == [len(unb64url(r)) for r in raw]
     first = message_from_bytes(unb64url(raw[0]), policy=policy.default)
     assert first["Message-ID"] == header(messages[0], "Message-ID")
+
+
+def test_no_conversation_is_there_twice(http: httpx.Client) -> None:
+    """Every thread starts with its own subject (a demo written twice would repeat them)."""
+    threads = http.get(
+        f"{API}/threads", params={"includeSpamTrash": "true", "maxResults": 500}
+    ).json()["threads"]
+    firsts = []
+    for thread in threads:
+        whole = http.get(
+            f"{API}/threads/{thread['id']}",
+            params={"format": "metadata", "metadataHeaders": "Subject"},
+        ).json()
+        firsts.append(header(whole["messages"][0], "Subject"))
+    assert len(firsts) == len(set(firsts)), sorted(f for f in firsts if firsts.count(f) > 1)

@@ -75,7 +75,6 @@ def _thread(
 def write_threads(w: DemoWriter, ids: dict[str, str]) -> Message:
     """All the threads; returns the last message of the one a draft replies to."""
     _long_thread(w, ids["Projects/Contoso"])
-    _long_thread(w, ids["Projects/Contoso"])
     _thread(
         w,
         "Budget sign-off",
