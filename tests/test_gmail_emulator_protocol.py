@@ -64,9 +64,19 @@ def error_of(reply: httpx.Response, code: int, reason: str) -> dict[str, Any]:
     assert error["code"] == code and error["status"] == ERROR_STATUS[code]
     assert isinstance(error["message"], str) and error["message"]
     [detail] = error["errors"]
-    assert set(detail) == {"domain", "reason", "message"}
+    assert {"domain", "reason", "message"} <= set(detail)
+    assert set(detail) <= {"domain", "reason", "message", "location", "locationType"}
     assert detail["reason"] == reason
     return error
+
+
+# The examples of the Gmail API's "Resolve errors" guide (the ``errors`` entry of each).
+DOCUMENTED_401 = {"domain": "global", "reason": "authError", "message": "Invalid Credentials",
+                  "locationType": "header", "location": "Authorization"}  # fmt: skip
+DOCUMENTED_403_USER_RATE = {"domain": "usageLimits", "reason": "userRateLimitExceeded",
+                            "message": "User Rate Limit Exceeded"}  # fmt: skip
+DOCUMENTED_403_RATE = {"domain": "usageLimits", "reason": "rateLimitExceeded",
+                       "message": "Rate Limit Exceeded"}  # fmt: skip
 
 
 def first_id(http: httpx.Client) -> str:
@@ -85,7 +95,7 @@ def test_no_or_unknown_token_is_401_with_a_bearer_challenge(
         transport=transport_sync(emulator), base_url="https://gmail.googleapis.com"
     ) as h:
         reply = h.get(f"{API}/profile", headers={"Authorization": header} if header else {})
-    error_of(reply, 401, "authError")
+    assert error_of(reply, 401, "authError")["errors"] == [DOCUMENTED_401]
     assert reply.headers["www-authenticate"].startswith(
         'Bearer realm="https://accounts.google.com/"'
     )
@@ -308,7 +318,8 @@ def test_403_rate_limits_in_the_usage_limits_domain(
 ) -> None:
     emulator.add_fault(status=403, reason=reason, times=1)
     error = error_of(http.get(f"{API}/profile"), 403, reason)
-    assert error["errors"][0]["domain"] == "usageLimits"
+    documented = DOCUMENTED_403_RATE if reason == "rateLimitExceeded" else DOCUMENTED_403_USER_RATE
+    assert error["errors"] == [documented] and error["message"] == documented["message"]
     assert http.get(f"{API}/profile").status_code == 200
 
 

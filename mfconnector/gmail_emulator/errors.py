@@ -45,6 +45,7 @@ class GmailError(Exception):
         domain: str = "global",
         headers: dict[str, str] | None = None,
         extra: dict[str, Any] | None = None,
+        inner: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -53,9 +54,13 @@ class GmailError(Exception):
         self.domain = domain
         self.headers = dict(headers or {})
         self.extra = dict(extra or {})
+        self.inner = dict(inner or {})
+        """Fields of the ``errors`` entry that differ from the top level (its own message,
+        ``location``, ``locationType``)."""
 
     def body(self) -> dict[str, Any]:
         inner = {"message": self.message, "domain": self.domain, "reason": self.reason}
+        inner.update(self.inner)
         error: dict[str, Any] = {
             "code": self.status,
             "message": self.message,
@@ -81,6 +86,11 @@ def unauthenticated() -> GmailError:
         "Request had invalid authentication credentials. Expected OAuth 2 access token, "
         "login cookie or other valid authentication credential.",
         headers={"WWW-Authenticate": f'{AUTH_REALM}, error="invalid_token"'},
+        inner={
+            "message": "Invalid Credentials",
+            "locationType": "header",
+            "location": "Authorization",
+        },
     )
 
 
@@ -90,6 +100,7 @@ def insufficient_scope(needed: tuple[str, ...]) -> GmailError:
         403,
         "insufficientPermissions",
         "Request had insufficient authentication scopes.",
+        inner={"message": "Insufficient Permission"},
         headers={
             "WWW-Authenticate": (
                 f'{AUTH_REALM}, error="insufficient_scope", scope="{" ".join(needed)}"'
