@@ -51,7 +51,8 @@ BODIES = st.one_of(
     st.sampled_from([b"{}", b"[]", b"null", b'{"raw": 5}', b'{"ids": "x"}',
                      b'{"addLabelIds": [1, null]}', b'{"message": []}', b'{"name": {}}',
                      b'{"raw": "' + b64url(b"\xff\xfe garbage").encode() + b'"}',
-                     b'{"id": "r1000001", "message": {"raw": "%%"}}']),
+                     b'{"id": "r1000001", "message": {"raw": "%%"}}',
+                     b'{"raw": "eA", "labelIds": [{}], "addLabelIds": [[]]}']),
 )  # fmt: skip
 
 
@@ -97,3 +98,26 @@ def test_any_batch_body_is_answered(http: httpx.Client, body: bytes, boundary: s
         headers={"Content-Type": f"multipart/mixed; boundary={boundary}"},
     )
     assert reply.status_code in (200, 400), reply.text
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/messages", {"raw": b64url(b"Subject: x\r\n\r\nx"), "labelIds": [{}]}),
+        ("/messages/import", {"raw": b64url(b"Subject: x\r\n\r\nx"), "labelIds": [["INBOX"]]}),
+        ("/messages/batchModify", {"ids": ["1"], "addLabelIds": [{"id": "INBOX"}]}),
+    ],
+)
+def test_label_ids_that_are_not_strings_are_400(
+    http: httpx.Client, path: str, body: object
+) -> None:
+    reply = http.post(API + path, json=body)
+    assert reply.status_code == 400 and reply.json()["error"]["message"].startswith("Invalid label")
+
+
+def test_an_import_dated_before_1970_is_filed_as_received_now(http: httpx.Client) -> None:
+    raw = b"Date: Mon, 1 Jan 0001 00:00:00 +0000\r\nSubject: ancient\r\n\r\nx\r\n"
+    reply = http.post(f"{API}/messages/import", json={"raw": b64url(raw)})
+    assert reply.status_code == 200
+    got = http.get(f"{API}/messages/{reply.json()['id']}", params={"format": "minimal"}).json()
+    assert int(got["internalDate"]) > 0

@@ -298,7 +298,7 @@ def _insert(call: Call, default_source: str) -> Answer:
     if not isinstance(labels, list):
         raise bad_request("labelIds must be a list of label ids.")
     for label_id in labels:
-        if label_id not in mailbox(call).labels:
+        if not isinstance(label_id, str) or label_id not in mailbox(call).labels:
             raise bad_request(f"Invalid label: {str(label_id)[:80]}")
     source = call.arg("internalDateSource", default_source)
     if source not in ("receivedTime", "dateHeader"):
@@ -306,7 +306,8 @@ def _insert(call: Call, default_source: str) -> Answer:
     probe = parse(raw, "probe")
     own = any(a.lower() == mailbox(call).address.lower() for _, a in probe.addresses("From"))
     labels = [*labels, "SENT"] if own else labels
-    internal = probe.date() if source == "dateHeader" else None
+    dated = probe.date() if source == "dateHeader" else None
+    internal = dated if dated is not None and dated.year >= 1970 else None  # else: received now
     requested = requested_thread(call, body)
     box = mailbox(call)
     thread_id = box.thread_for(probe, requested) if requested else None
