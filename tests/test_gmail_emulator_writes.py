@@ -336,3 +336,46 @@ def test_a_new_draft_sent_keeps_its_thread(http: httpx.Client) -> None:
     assert sent["threadId"] == draft["message"]["threadId"] and sent["labelIds"] == ["SENT"]
     thread = http.get(f"{API}/threads/{sent['threadId']}", params={"format": "minimal"}).json()
     assert [m["id"] for m in thread["messages"]] == [sent["id"]]
+
+
+def test_thread_untrash_and_delete_and_batch_delete(http: httpx.Client) -> None:
+    first = incoming(http, "a", "Lunch", ["INBOX"])
+    second = incoming(http, "b", "Re: Lunch", ["INBOX"], parent_id="<a@example.net>")
+    other = incoming(http, "c", "Tickets", ["INBOX"])
+    http.post(f"{API}/threads/{first}/trash")
+    untrashed = http.post(f"{API}/threads/{first}/untrash").json()
+    assert [set(m["labelIds"]) for m in untrashed["messages"]] == [{"INBOX"}, {"INBOX"}]
+    assert http.delete(f"{API}/threads/{first}").status_code == 204
+    assert http.get(f"{API}/threads/{first}").status_code == 404
+    assert http.get(f"{API}/messages/{second}").status_code == 404
+    assert http.post(f"{API}/messages/batchDelete", json={"ids": [other]}).status_code == 204
+    assert http.get(f"{API}/profile").json()["messagesTotal"] == 0
+
+
+def test_label_update_replaces_and_visibility_is_checked(http: httpx.Client) -> None:
+    label = http.post(f"{API}/labels", json={"name": "Work", "labelListVisibility": "labelHide"})
+    assert label.json()["labelListVisibility"] == "labelHide"
+    label_id = label.json()["id"]
+    assert http.put(f"{API}/labels/{label_id}", json={}).status_code == 400  # PUT needs a name
+    replaced = http.put(
+        f"{API}/labels/{label_id}", json={"name": "Job", "messageListVisibility": "hide"}
+    )
+    assert replaced.json()["name"] == "Job" and replaced.json()["messageListVisibility"] == "hide"
+    bad = http.patch(f"{API}/labels/{label_id}", json={"labelListVisibility": "sometimes"})
+    assert bad.status_code == 400
+
+
+def test_the_user_is_me_or_the_own_address_and_nobody_else(http: httpx.Client) -> None:
+    assert http.get(f"/gmail/v1/users/{ME}/profile").json()["emailAddress"] == ME
+    other = http.get("/gmail/v1/users/someone@else.example/profile")
+    assert other.status_code == 403 and "Delegation denied" in other.json()["error"]["message"]
+
+
+def test_drafts_list_searches_the_drafts(http: httpx.Client) -> None:
+    for subject in ("Budget idea", "Party idea"):
+        raw = rfc822(sender=ME, to=[FRIEND], subject=subject, when=NOW, text="x",
+                     message_id=f"<{subject[0]}@m>")  # fmt: skip
+        http.post(f"{API}/drafts", json={"message": {"raw": b64url(raw)}})
+    incoming(http, "a", "Budget report", ["INBOX"])
+    found = http.get(f"{API}/drafts", params={"q": "budget"}).json()
+    assert found["resultSizeEstimate"] == 1 and len(found["drafts"]) == 1
