@@ -59,6 +59,12 @@ class Limits:
     """Replies already waiting are written together, up to this much, in one system call."""
     stdin_pipe_bytes: int = 1_048_576
     """Pipe size asked of the kernel for stdin so each read can return more (best effort)."""
+    progress_interval_seconds: float = 0.25
+    """Shortest time between two ``notifications/progress`` for one request (four a second
+    at most); reports in between are dropped, and one still waiting in the outbox is
+    replaced by the newer one, so a slow client never makes progress pile up."""
+    progress_message_chars: int = 200
+    """Longest ``message`` of a progress notification; a longer one is cut."""
 
     # --- Microsoft Graph ---------------------------------------------------------------
     graph_body_bytes: int = 2_000_000

@@ -15,7 +15,7 @@ import logging
 import os
 import tempfile
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import httpx
@@ -30,6 +30,9 @@ __all__ = ["SpooledFile", "spooled_download", "too_large"]
 _log = logging.getLogger("mfconnector.documents")
 
 _TOTAL_HEADERS = ("content-range", "content-length")
+
+OnBytes = Callable[[int, "int | None"], None]
+"""Told ``(bytes written so far, the file's declared size or None)`` after each chunk."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +64,12 @@ def _declared_total(response: httpx.Response) -> int | None:
     return None
 
 
-async def _write(response: httpx.Response, handle: trio.abc.AsyncResource, limit: int) -> int:
+async def _write(
+    response: httpx.Response,
+    handle: trio.abc.AsyncResource,
+    limit: int,
+    on_bytes: OnBytes | None = None,
+) -> int:
     declared = _declared_total(response)
     if declared is not None and declared > limit:
         raise too_large(declared, limit)
@@ -81,6 +89,8 @@ async def _write(response: httpx.Response, handle: trio.abc.AsyncResource, limit
                 if written > limit:
                     raise too_large(declared, limit)
                 await handle.write(piece)  # type: ignore[attr-defined]
+            if on_bytes is not None:
+                on_bytes(written, declared)
     if inflater is not None and not inflater.finish():
         raise DocumentError("the download arrived cut short", code="corrupt", retry_safe=True)
     return written
@@ -88,7 +98,12 @@ async def _write(response: httpx.Response, handle: trio.abc.AsyncResource, limit
 
 @contextlib.asynccontextmanager
 async def spooled_download(
-    graph: GraphClient, path: str, *, limit: int, suffix: str = ""
+    graph: GraphClient,
+    path: str,
+    *,
+    limit: int,
+    suffix: str = "",
+    on_bytes: OnBytes | None = None,
 ) -> AsyncIterator[SpooledFile]:
     """The file at ``path`` (``.../content`` or ``.../$value``) in a private temporary file."""
     descriptor, name = tempfile.mkstemp(prefix="mfc-doc-", suffix=suffix)
@@ -96,7 +111,7 @@ async def spooled_download(
         async with trio.wrap_file(os.fdopen(descriptor, "wb")) as handle:
 
             async def read(response: httpx.Response) -> int:
-                return await _write(response, handle, limit)
+                return await _write(response, handle, limit, on_bytes)
 
             size = await graph.download_stream(path, read, range_bytes=limit + 1)
         yield SpooledFile(name, size)
