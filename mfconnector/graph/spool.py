@@ -11,12 +11,14 @@ error says how large the file is.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import tempfile
 import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import trio
@@ -39,6 +41,8 @@ OnBytes = Callable[[int, "int | None"], None]
 class SpooledFile:
     path: str
     size: int
+    sha256: str
+    """Hex SHA-256 of the bytes written (computed as they arrive)."""
 
 
 def too_large(size: int | None, limit: int) -> DocumentError:
@@ -69,6 +73,7 @@ async def _write(
     handle: trio.abc.AsyncResource,
     limit: int,
     on_bytes: OnBytes | None = None,
+    digest: Any = None,
 ) -> int:
     declared = _declared_total(response)
     if declared is not None and declared > limit:
@@ -89,6 +94,8 @@ async def _write(
                 if written > limit:
                     raise too_large(declared, limit)
                 await handle.write(piece)  # type: ignore[attr-defined]
+                if digest is not None:
+                    digest.update(piece)
             if on_bytes is not None:
                 on_bytes(written, declared)
     if inflater is not None and not inflater.finish():
@@ -111,10 +118,11 @@ async def spooled_download(
         async with trio.wrap_file(os.fdopen(descriptor, "wb")) as handle:
 
             async def read(response: httpx.Response) -> int:
-                return await _write(response, handle, limit, on_bytes)
+                return await _write(response, handle, limit, on_bytes, digest)
 
+            digest = hashlib.sha256()
             size = await graph.download_stream(path, read, range_bytes=limit + 1)
-        yield SpooledFile(name, size)
+        yield SpooledFile(name, size, digest.hexdigest())
     finally:
         try:
             os.unlink(name)
