@@ -273,10 +273,17 @@ class ScriptedMailbox:
     def _upload_chunk(self, draft_id: str, recorded: RecordedRequest) -> Reply:
         name, content_type, size, data = self.uploading[draft_id]
         first, last, total = map(
-            int, re.fullmatch(r"bytes (\d+)-(\d+)/(\d+)", recorded.header("content-range") or "")
-            .groups()  # type: ignore[union-attr]
+            int,
+            re.fullmatch(
+                r"bytes (\d+)-(\d+)/(\d+)", recorded.header("content-range") or ""
+            ).groups(),  # type: ignore[union-attr]
         )
-        if recorded.header("authorization") or first != len(data) or total != size:
+        if (
+            recorded.header("authorization")
+            or first != len(data)
+            or total != size
+            or len(recorded.body) != last - first + 1
+        ):
             return Reply.json({"error": {"code": "InvalidRange", "message": "x"}}, 416)
         data += recorded.body
         if len(data) < size:

@@ -73,7 +73,9 @@ async def test_attachment_simple_upload_bytes_limit(graph: LoopbackServer, delta
     data = file_bytes(SIMPLE + delta)
     serve_drive_file(graph, data)
     async with acting_session(graph) as tools:
-        created = await tools.ok("mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]})
+        created = await tools.ok(
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+        )
     draft_id = created["draft"]["id"]
     (attached,) = created["draft"]["attached"]
     assert attached == {
@@ -105,7 +107,9 @@ async def test_a_large_file_goes_up_in_chunks_without_the_token(graph: LoopbackS
     data = file_bytes(2 * CHUNK + 1_000)
     serve_drive_file(graph, data)
     async with acting_session(graph) as tools:
-        created = await tools.ok("mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]})
+        created = await tools.ok(
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+        )
         draft_id = created["draft"]["id"]
         review = await tools.ok("mail_review", {"action": "draft", "message_id": draft_id})
     assert mailbox.drafts[draft_id].attachments == [("Budget 2027.xlsx", XLSX, data)]
@@ -162,12 +166,16 @@ async def test_draft_attachment_total_bytes_limit(graph: LoopbackServer, delta: 
         assert [len(d) for _, _, d in draft.attachments] == [len(data), 4]
 
 
-async def test_a_file_larger_than_it_declared_is_cut_off_at_the_total(graph: LoopbackServer) -> None:
+async def test_a_file_larger_than_it_declared_is_cut_off_at_the_total(
+    graph: LoopbackServer,
+) -> None:
     limits = dataclasses.replace(FAST, draft_attachment_total_bytes=5_000)
     ScriptedMailbox(graph)
     serve_drive_file(graph, file_bytes(6_000), declared=100)
     async with acting_session(graph, limits=limits) as tools:
-        error = await tools.fail("mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]})
+        error = await tools.fail(
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+        )
     assert error["error_code"] == "unsupported_operation"
     assert "larger than the 5,000-byte limit" in error["message"]
     assert error["outcome"]["done"] == ["create the draft"]
@@ -216,14 +224,21 @@ async def test_an_attached_email_or_a_folder_is_refused_before_any_write(
         Reply.json({"@odata.type": "#microsoft.graph.itemAttachment", "name": "Fwd: hi"}),
     )
     graph.route(
-        "GET", f"/v1.0/me/drive/items/{ITEM}", Reply.json({"id": ITEM, "name": "Docs", "folder": {}})
+        "GET",
+        f"/v1.0/me/drive/items/{ITEM}",
+        Reply.json({"id": ITEM, "name": "Docs", "folder": {}}),
     )
     async with acting_session(graph) as tools:
         item = await tools.fail(
             "mail_create",
-            {"action": "draft", "attachments": [{"message_id": SOURCE, "attachment_id": ATTACHMENT}]},
+            {
+                "action": "draft",
+                "attachments": [{"message_id": SOURCE, "attachment_id": ATTACHMENT}],
+            },
         )
-        folder = await tools.fail("mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]})
+        folder = await tools.fail(
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+        )
     assert "is a itemAttachment, not a file" in item["message"]
     assert "is a folder, not a file" in folder["message"]
     assert [r.method for r in graph.requests] == ["GET", "GET"]
@@ -286,3 +301,54 @@ async def test_prepare_forward_attaches_a_drive_file_and_previews_its_digest(
     assert (shown["name"], shown["size"]) == ("Budget 2027.xlsx", len(data))
     assert shown["sha256"] == hashlib.sha256(data).hexdigest()
     assert "item_id | message_id + attachment_id" in inline["message"]
+
+
+def versioned_item(c_tag: str, size: int) -> Reply:
+    return Reply.json(
+        {
+            "id": ITEM,
+            "name": "Budget 2027.xlsx",
+            "size": size,
+            "file": {"mimeType": XLSX},
+            "cTag": c_tag,
+        }
+    )
+
+
+@pytest.mark.parametrize("changed", [False, True])
+async def test_a_file_changed_between_prepare_and_confirm_is_a_conflict(
+    graph: LoopbackServer, changed: bool
+) -> None:
+    """The user approved one version of the drive file; if the drive now holds another,
+    nothing is sent (the file's cTag is read again, one request, before the claim)."""
+    mailbox = ScriptedMailbox(graph)
+    data = file_bytes(2_000)
+    serve_drive_file(graph, data)
+    later = '"c:{B2},2"' if changed else '"c:{B2},1"'
+    graph.route(
+        "GET",
+        f"/v1.0/me/drive/items/{ITEM}",
+        versioned_item('"c:{B2},1"', len(data)),
+        versioned_item(later, len(data)),
+    )
+    async with acting_session(graph) as tools:
+        prepared = await tools.ok(
+            "mail_prepare",
+            {"action": "new", "to": ["lynne@contoso.com"], "attachments": [{"item_id": ITEM}]},
+        )
+        before = len(graph.requests)
+        confirm = {"prepared_id": prepared["prepared_id"], "confirmed_digest": prepared["digest"]}
+        result = await tools.call("mail_send_confirmed", confirm)
+    rechecks = [r for r in graph.requests[before:] if r.path == f"/v1.0/me/drive/items/{ITEM}"]
+    assert len(rechecks) == 1
+    if changed:
+        error = json.loads(result["content"][0]["text"])["error"]
+        assert error["error_code"] == "conflict"
+        assert (
+            "'Budget 2027.xlsx' changed on the drive since the message was prepared"
+            in error["message"]
+        )
+        assert mailbox.sends() == []
+    else:
+        assert result["isError"] is False
+        assert len(mailbox.sends()) == 1

@@ -43,7 +43,9 @@ __all__ = [
     "AttachmentSource",
     "attach_sources",
     "check_entries",
+    "check_sources_unchanged",
     "resolve_sources",
+    "watched_sources",
 ]
 
 ATTACHMENT_ITEMS: dict[str, Any] = {
@@ -128,6 +130,10 @@ class AttachmentSource:
     bytes_path: str | None = None
     """The Graph path of the bytes (``/content`` or ``/$value``); None for inline content."""
     data: bytes | None = None
+    item_path: str | None = None
+    """A drive file's Graph path, where its ``cTag`` is read again before a send."""
+    version: str | None = None
+    """A drive file's ``cTag`` (it changes when the content does, not with metadata)."""
 
 
 def _user(ctx: ToolContext) -> str:
@@ -193,7 +199,7 @@ async def _drive_file(ctx: ToolContext, entry: Mapping[str, str]) -> AttachmentS
     )
     path = f"{drive}/items/{quote_segment(entry['item_id'])}"
     graph = await ctx.graph()
-    answer = await graph.get_json(path, query={"$select": "id,name,size,file,folder"})
+    answer = await graph.get_json(path, query={"$select": "id,name,size,file,folder,cTag"})
     item = answer.body if isinstance(answer.body, dict) else {}
     if "folder" in item or not isinstance(item.get("file"), dict):
         raise _invalid(
@@ -209,6 +215,8 @@ async def _drive_file(ctx: ToolContext, entry: Mapping[str, str]) -> AttachmentS
         size=_size(item.get("size")),
         origin={k: entry[k] for k in ("drive_id", "item_id") if k in entry},
         bytes_path=f"{path}/content",
+        item_path=path,
+        version=item["cTag"] if isinstance(item.get("cTag"), str) else None,
     )
 
 
@@ -245,6 +253,43 @@ async def _message_attachment(ctx: ToolContext, entry: Mapping[str, str]) -> Att
 
 def _size(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def watched_sources(sources: Sequence[AttachmentSource]) -> list[dict[str, str]]:
+    """The drive files to read again before a send: name, Graph path, ``cTag``."""
+    return [
+        {"name": s.name, "path": s.item_path, "cTag": s.version}
+        for s in sources
+        if s.item_path is not None and s.version is not None
+    ]
+
+
+async def check_sources_unchanged(ctx: ToolContext, watched: Sequence[Mapping[str, str]]) -> None:
+    """A drive file attached at preparation whose content changed since is a ``conflict``:
+    the user approved that version, and the drive now holds another."""
+    from mfconnector.errors import GraphError
+
+    graph = await ctx.graph()
+    for source in watched:
+        try:
+            answer = await graph.get_json(source["path"], query={"$select": "id,cTag"})
+        except GraphError as error:
+            if error.status != 404:
+                raise
+            current = None
+        else:
+            body = answer.body if isinstance(answer.body, dict) else {}
+            current = body.get("cTag")
+        if current != source["cTag"]:
+            what = "was deleted" if current is None else "changed"
+            raise WriteError(
+                "conflict",
+                f"{source['name']!r} {what} on the drive since the message was prepared; "
+                "nothing was sent",
+                hint="call mail_prepare again so the user sees the file as it is now",
+                retry_safe=True,
+                details={"changed": source["name"]},
+            )
 
 
 # --- attaching -------------------------------------------------------------------------

@@ -29,7 +29,9 @@ from mfconnector.tools.acting import (
 from mfconnector.tools.attachment_sources import (
     ATTACHMENT_REFERENCES,
     attach_sources,
+    check_sources_unchanged,
     resolve_sources,
+    watched_sources,
 )
 from mfconnector.tools.base import READ_ONLY, Tool, ToolContext
 from mfconnector.tools.common import input_schema
@@ -92,7 +94,11 @@ def _needs_recipient(arguments: dict[str, Any]) -> None:
 
 
 async def _prepare(
-    ctx: ToolContext, setup: WriteSetup, frozen: FrozenMessage, progress: Progress
+    ctx: ToolContext,
+    setup: WriteSetup,
+    frozen: FrozenMessage,
+    progress: Progress,
+    sources: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Store a preparation of ``frozen`` and return its complete preview."""
     now = setup.clock()
@@ -116,6 +122,7 @@ async def _prepare(
         summary={
             "to": [a["address"] for a in record["to"]],
             "subject": record["subject"][:200],
+            **({"sources": sources} if sources else {}),
         },
         created_at=now,
         expires_at=expires,
@@ -140,7 +147,7 @@ async def prepare_new(
     progress.pending += ["read the draft back", "store the preparation"]
     frozen = await freeze_draft(ctx, draft_id)
     progress.did("read the draft back")
-    return await _prepare(ctx, setup, frozen, progress)
+    return await _prepare(ctx, setup, frozen, progress, watched_sources(attachments))
 
 
 def _responder(kind: str) -> Any:
@@ -183,7 +190,7 @@ def _responder(kind: str) -> Any:
         await attach_sources(ctx, progress, draft_path, attachments)
         frozen = await freeze_draft(ctx, draft_id)
         progress.did("read the draft back")
-        return await _prepare(ctx, setup, frozen, progress)
+        return await _prepare(ctx, setup, frozen, progress, watched_sources(attachments))
 
     return prepare_response
 
@@ -381,6 +388,10 @@ async def send_confirmed(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
             hint="call mail_prepare again and show the user the new content",
             retry_safe=True,
         )
+    try:
+        await check_sources_unchanged(ctx, record.summary.get("sources") or [])
+    except ToolError as error:
+        raise as_write_error(error, writing=False) from None
     claim = await _store_call(store.claim(prepared_id, account, mailbox, confirmed))
     if claim.status == "done" and claim.record is not None:
         return recorded(claim.record, again=True)
