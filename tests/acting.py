@@ -132,6 +132,7 @@ class ScriptedMailbox:
                 f"{base}/attachments/att{index}/$value",
                 lambda r, i=index: self._attachment(draft.id, i),
             )
+            route("DELETE", f"{base}/attachments/att{index}", lambda r: self._detach(draft.id))
         route("POST", f"{base}/attachments", lambda r: self._attach(draft.id, r))
         route(
             "POST",
@@ -235,6 +236,12 @@ class ScriptedMailbox:
             for index, (name, content_type, data) in enumerate(self.drafts[draft_id].attachments)
         ]
         return Reply.json({"value": items})
+
+    def _detach(self, draft_id: str) -> Reply:
+        """Remove one attachment. Ids are positions at listing time and revise_draft deletes
+        every listed one in order, so each DELETE removes the first that remains."""
+        del self.drafts[draft_id].attachments[0]
+        return Reply(204, (), b"")
 
     def _attachment(self, draft_id: str, index: int) -> Reply:
         _, content_type, data = self.drafts[draft_id].attachments[index]

@@ -352,3 +352,46 @@ async def test_a_file_changed_between_prepare_and_confirm_is_a_conflict(
     else:
         assert result["isError"] is False
         assert len(mailbox.sends()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_upload_chunk_bytes_limit(graph: LoopbackServer, delta: int) -> None:
+    """A file of one chunk's size goes up in one PUT; one byte more takes a second."""
+    mailbox = ScriptedMailbox(graph)
+    data = file_bytes(CHUNK + delta)
+    serve_drive_file(graph, data)
+    async with acting_session(graph) as tools:
+        created = await tools.ok(
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+        )
+    assert mailbox.drafts[created["draft"]["id"]].attachments == [("Budget 2027.xlsx", XLSX, data)]
+    assert [len(put.body) for put in uploads(graph)] == ([len(data)] if delta <= 0 else [CHUNK, 1])
+
+
+async def test_revise_draft_replaces_the_attachments_with_a_drive_file(
+    graph: LoopbackServer,
+) -> None:
+    from acting import Draft
+
+    mailbox = ScriptedMailbox(graph)
+    draft = mailbox.add(
+        Draft(outlook_id("revise"), attachments=[("old.txt", "text/plain", b"old")])
+    )
+    data = file_bytes(1_234)
+    serve_drive_file(graph, data)
+    async with acting_session(graph) as tools:
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        revised = await tools.ok(
+            "mail_create",
+            {
+                "action": "revise_draft",
+                "message_id": draft.id,
+                "source_digest": read["source_digest"],
+                "attachments": [{"item_id": ITEM}],
+            },
+        )
+    new = mailbox.drafts[revised["revision"]["id"]]
+    assert draft.attachments == [("old.txt", "text/plain", b"old")]  # the original is kept
+    assert revised["revision"]["attached"][0]["sha256"] == hashlib.sha256(data).hexdigest()
+    assert [name for name, _, _ in new.attachments] == ["Budget 2027.xlsx"]
