@@ -18,7 +18,6 @@ import tempfile
 import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 import trio
@@ -73,7 +72,7 @@ async def _write(
     handle: trio.abc.AsyncResource,
     limit: int,
     on_bytes: OnBytes | None = None,
-    digest: Any = None,
+    digest: hashlib._Hash | None = None,
 ) -> int:
     declared = _declared_total(response)
     if declared is not None and declared > limit:

@@ -35,6 +35,7 @@ from mfconnector.tools.base import ToolContext
 from mfconnector.writes.errors import WriteError
 
 if TYPE_CHECKING:
+    from mfconnector.graph.spool import SpooledFile
     from mfconnector.tools.acting import Progress
 
 __all__ = [
@@ -342,7 +343,7 @@ async def _attach_file(
     progress: Progress,
     message_path: str,
     source: AttachmentSource,
-    spooled: Any,
+    spooled: SpooledFile,
     meter: _UploadMeter,
 ) -> None:
     from mfconnector.graph.upload_session import upload_attachment
