@@ -59,6 +59,12 @@ class Limits:
     """Replies already waiting are written together, up to this much, in one system call."""
     stdin_pipe_bytes: int = 1_048_576
     """Pipe size asked of the kernel for stdin so each read can return more (best effort)."""
+    progress_interval_seconds: float = 0.25
+    """Shortest time between two ``notifications/progress`` for one request (four a second
+    at most); reports in between are dropped, and one still waiting in the outbox is
+    replaced by the newer one, so a slow client never makes progress pile up."""
+    progress_message_chars: int = 200
+    """Longest ``message`` of a progress notification; a longer one is cut."""
 
     # --- Microsoft Graph ---------------------------------------------------------------
     graph_body_bytes: int = 2_000_000
@@ -179,6 +185,17 @@ class Limits:
     draft_attachments_bytes: int = 3_000_000
     """Most decoded attachment bytes on a draft created here, all attachments together
     (Graph's limit for one simple attachment upload)."""
+    draft_attachment_total_bytes: int = 150_000_000
+    """Most bytes of all attachments on a draft created here, whatever their source (a
+    drive file, another message's attachment, inline content): Outlook's limit for
+    attachments sent through upload sessions. Checked from the sizes Graph declares before
+    the first write, and again while the bytes arrive."""
+    attachment_simple_upload_bytes: int = 3_000_000
+    """Largest attachment sent in one request (Graph's simple upload, base64 in JSON);
+    a larger one goes through an upload session."""
+    upload_chunk_bytes: int = 3_932_160
+    """Bytes per PUT of an upload session: 12 x 320 KiB, under Outlook's 4 MB a chunk.
+    At most this much of a file is in memory at once."""
     draft_recipients: int = 100
     """Most recipients (To, Cc and Bcc together) on a draft created or changed here."""
     preview_bytes: int = 800_000

@@ -15,6 +15,10 @@ pass (the CLI does that on the first SIGTERM or SIGINT); requests already taken 
 ``eof_grace_seconds`` to finish and their replies are written; then ``serve`` returns. A
 closed stdout ends everything at once, quietly. Any other stop is the caller's: cancel the
 scope around ``serve``. A Runtime keeps no state between sessions, so it is not single-use.
+
+A call that carried a ``progressToken`` reports through a ``ProgressReporter``
+(``mfconnector.progress``): its notifications take the same outbox and the same writer,
+coalesced so they never pile up, and stop when the call returns or is cancelled.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ import trio
 
 from mfconnector.framing import LineFramer
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.progress import Outgoing, ProgressReporter, ProgressSlot
 from mfconnector.server import McpServer
-from mfconnector.session import Session
+from mfconnector.session import Running, Session
+from mfconnector.tools.progress import reporting_to
 
 __all__ = ["Runtime", "StdoutClosed"]
 
@@ -58,7 +64,7 @@ class Runtime:
         """
         session = Session(self._server, self._limits)
         work_ready = trio.lowlevel.ParkingLot()
-        outbox_send, outbox_recv = trio.open_memory_channel[bytes](self._limits.outbox_depth)
+        outbox_send, outbox_recv = trio.open_memory_channel[Outgoing](self._limits.outbox_depth)
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(
@@ -85,7 +91,7 @@ class Runtime:
         session: Session,
         work_ready: trio.lowlevel.ParkingLot,
         receive: trio.abc.ReceiveStream,
-        outbox: trio.MemorySendChannel[bytes],
+        outbox: trio.MemorySendChannel[Outgoing],
         reading: trio.CancelScope,
         whole_session: trio.CancelScope,
     ) -> None:
@@ -123,7 +129,7 @@ class Runtime:
         self,
         session: Session,
         work_ready: trio.lowlevel.ParkingLot,
-        outbox: trio.MemorySendChannel[bytes],
+        outbox: trio.MemorySendChannel[Outgoing],
     ) -> None:
         """Take queued calls until input has ended and none is left.
 
@@ -138,32 +144,55 @@ class Runtime:
                         return
                     await work_ready.park()
                     continue
+                reporter = self._reporter(running, outbox)
                 try:
                     with running.scope:
-                        for reply in await session.answer(running):
+                        with reporting_to(reporter):
+                            replies = await session.answer(running)
+                        if reporter is not None:
+                            reporter.close()
+                        for reply in replies:
                             await outbox.send(reply)
                 except trio.BrokenResourceError:
                     return  # the writer is gone (stdout closed): nothing more can be said
                 finally:
                     session.finished(running)
 
+    def _reporter(
+        self, running: Running, outbox: trio.MemorySendChannel[Outgoing]
+    ) -> ProgressReporter | None:
+        """Progress notifications for a call that asked for them (a ``progressToken``)."""
+        token = running.call.progress_token
+        if token is None:
+            return None
+        return ProgressReporter(token, outbox, running.scope, self._limits)
+
     # --- writer ------------------------------------------------------------------------
 
     async def _write(
-        self, outbox: trio.MemoryReceiveChannel[bytes], send: trio.abc.SendStream
+        self, outbox: trio.MemoryReceiveChannel[Outgoing], send: trio.abc.SendStream
     ) -> None:
         async with outbox:
-            async for data in outbox:
+            async for item in outbox:
+                data = _line(item)
+                if data is None:
+                    continue
                 batch = [data]
                 size = len(data)
                 while size < self._limits.write_batch_bytes:
                     try:
-                        data = outbox.receive_nowait()
+                        data = _line(outbox.receive_nowait())
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
-                    batch.append(data)
-                    size += len(data)
+                    if data is not None:
+                        batch.append(data)
+                        size += len(data)
                 try:
                     await send.send_all(b"".join(batch) if len(batch) > 1 else batch[0])
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                     raise StdoutClosed from exc
+
+
+def _line(item: Outgoing) -> bytes | None:
+    """The bytes to write for an outbox entry (None: a progress slot with nothing to say)."""
+    return item.take() if isinstance(item, ProgressSlot) else item

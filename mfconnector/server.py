@@ -66,6 +66,8 @@ class ToolCall:
     era: Era
     name: str
     arguments: dict[str, Any]
+    progress_token: RequestId | None = None
+    """``params._meta.progressToken``: the client wants ``notifications/progress``."""
 
 
 @dataclass
@@ -76,6 +78,17 @@ class Reply:
     notifications: list[dict[str, Any]] = field(default_factory=list)
     encoded: bytes | None = None
     """The whole response line, already encoded (for results that never change)."""
+
+
+def _progress_token(params: dict[str, Any]) -> RequestId | None:
+    """The request's ``_meta.progressToken`` (a string or an integer), if it has one."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or meta.get("progressToken") is None:
+        return None
+    token = meta["progressToken"]
+    if not isinstance(token, (str, int)) or isinstance(token, bool):
+        raise ProtocolError(INVALID_PARAMS, "_meta.progressToken must be a string or an integer")
+    return token
 
 
 def _error_reply(request_id: RequestId, error: ProtocolError) -> Reply:
@@ -216,7 +229,7 @@ class McpServer:
                 f"{limit:,}-byte limit for tool arguments"
             )
             return self._ok(request_id, self._argument_error(message, era), era)
-        return ToolCall(request_id, era, name, arguments)
+        return ToolCall(request_id, era, name, arguments, _progress_token(params))
 
     @staticmethod
     def _argument_error(message: str, era: Era) -> dict[str, Any]:

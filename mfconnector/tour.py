@@ -31,6 +31,8 @@ class _Client:
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self._process = process
         self._next_id = 0
+        self.progress: list[dict[str, Any]] = []
+        """``notifications/progress`` received so far, in order."""
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         assert self._process.stdin is not None and self._process.stdout is not None
@@ -39,21 +41,30 @@ class _Client:
             "jsonrpc": "2.0",
             "id": self._next_id,
             "method": method,
-            "params": {"_meta": META, **(params or {})},
+            "params": {"_meta": META, **(params or {})},  # params may bring its own _meta
         }
         self._process.stdin.write(json.dumps(message).encode() + b"\n")
         self._process.stdin.flush()
-        line = self._process.stdout.readline()
-        if not line:
-            raise RuntimeError("the server closed its output")
-        reply: dict[str, Any] = json.loads(line)
+        reply: dict[str, Any] = {}
+        while "id" not in reply:  # notifications for this request come before its reply
+            line = self._process.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed its output")
+            reply = json.loads(line)
+            if reply.get("method") == "notifications/progress":
+                self.progress.append(reply["params"])
         if "error" in reply:
             raise RuntimeError(f"{method}: {reply['error']['message']}")
         result: dict[str, Any] = reply["result"]
         return result
 
-    def call(self, name: str, **arguments: Any) -> tuple[dict[str, Any], bool]:
-        result = self.request("tools/call", {"name": name, "arguments": arguments})
+    def call(
+        self, name: str, progress_token: str | None = None, **arguments: Any
+    ) -> tuple[dict[str, Any], bool]:
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if progress_token is not None:
+            params["_meta"] = {**META, "progressToken": progress_token}
+        result = self.request("tools/call", params)
         structured = result.get("structuredContent")
         if structured is None:
             structured = json.loads(result["content"][0]["text"])
@@ -61,9 +72,9 @@ class _Client:
 
 
 @contextmanager
-def _server() -> Iterator[_Client]:
+def _server(*switches: str) -> Iterator[_Client]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "mfconnector", "--demo"],
+        [sys.executable, "-m", "mfconnector", "--demo", *switches],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
@@ -269,6 +280,9 @@ def _tour(client: _Client, out: IO[str]) -> None:
         )
         out.writelines(line + "\n" for line in _skipped_lines(read, is_error))
 
+    _progress_read(client, out)
+    _attachment_from_the_drive(out)
+
     _section(out, "What this shows")
     out.write(
         "Every answer was bounded (≤ 50 items, ≤ 10,000 characters of text), said exactly what\n"
@@ -276,6 +290,53 @@ def _tour(client: _Client, out: IO[str]) -> None:
         "client with `mfconnector --demo` (an in-memory mailbox that answers any query) to try\n"
         "it, or sign in (`mfconnector login`) for real.\n"
     )
+
+
+PROGRESS_DOCUMENT = "Documents/Contract – Fabrikam MSA.pdf"
+WORKBOOK = "Projects/Budget 2027/Budget 2027 model.xlsx"
+
+
+def _progress_read(client: _Client, out: IO[str]) -> None:
+    """A document read that asked for progress: what the client's progress bar was told."""
+    _section(out, "A document read with progress (files_read with a progressToken)")
+    client.progress.clear()
+    read, is_error = client.call("files_read", progress_token="tour-read", path=PROGRESS_DOCUMENT)
+    for note in client.progress:
+        total = f" of {note['total']:,}" if "total" in note else ""
+        out.write(f"  progress {note['progress']:,}{total}: {note.get('message', '')}\n")
+    content = read.get("content", {})
+    out.write(f"  then the result: {content.get('partsTotal', 0)} pages of {content.get('format')}")
+    out.write(f", {'an error' if is_error else 'complete'}\n")
+
+
+def _attachment_from_the_drive(out: IO[str]) -> None:
+    """A draft that attaches a drive file by id: the server fetches the bytes, not the model."""
+    _section(out, "A draft with a workbook from the drive attached (mail_create, --enable-writes)")
+    with _server("--enable-writes") as client:
+        item, _ = client.call("files_read", path=WORKBOOK)
+        created, is_error = client.call(
+            "mail_create",
+            action="draft",
+            to=["lynne@contoso.com"],
+            subject="Budget 2027 model",
+            text="Lynne, here is the budget workbook.",
+            attachments=[{"item_id": item["item"]["id"]}],
+        )
+        if is_error:
+            out.write(f"  {created.get('error', {}).get('message')}\n")
+            return
+        out.write(
+            f'  attachments: [{{"item_id": "{item["item"]["id"]}"}}] (no bytes in the call)\n'
+        )
+        review, _ = client.call("mail_review", action="draft", message_id=created["draft"]["id"])
+        for attachment in review["message"]["attachments"]:
+            out.write(
+                f"  on the draft: {attachment['name']}, {attachment['size']:,} bytes, "
+                f"SHA-256 {attachment['sha256'][:16]}…\n"
+            )
+        out.write(
+            f"  the draft's digest (mail_prepare freezes it): {review['source_digest'][:16]}…\n"
+        )
 
 
 def run_tour(out: IO[str] | None = None) -> int:

@@ -8,6 +8,7 @@ import base64
 import dataclasses
 import itertools
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -114,6 +115,7 @@ class ScriptedMailbox:
         self.attach_reply: Callable[[int], Reply | None] | None = None
         """Given the 1-based count of attachment uploads, a Reply that replaces success."""
         self._attached = 0
+        self.uploading: dict[str, tuple[str, str, int, bytearray]] = {}
         self._lock = threading.Lock()
         server.route("GET", "/v1.0/me", Reply.json({"displayName": "Adele Vance", "mail": ACCOUNT}))
         server.route("POST", "/v1.0/me/messages", self._create)
@@ -130,7 +132,14 @@ class ScriptedMailbox:
                 f"{base}/attachments/att{index}/$value",
                 lambda r, i=index: self._attachment(draft.id, i),
             )
+            route("DELETE", f"{base}/attachments/att{index}", lambda r: self._detach(draft.id))
         route("POST", f"{base}/attachments", lambda r: self._attach(draft.id, r))
+        route(
+            "POST",
+            f"{base}/attachments/createUploadSession",
+            lambda r: self._upload_session(draft.id, r),
+        )
+        route("PUT", f"/upload/{draft.id}", lambda r: self._upload_chunk(draft.id, r))
         route("POST", f"{base}/send", lambda r: self._send(draft.id, r))
         route("POST", f"{base}/copy", lambda r: self._copy(draft.id))
         route("PATCH", base, lambda r: self._patch(draft.id, r))
@@ -228,6 +237,12 @@ class ScriptedMailbox:
         ]
         return Reply.json({"value": items})
 
+    def _detach(self, draft_id: str) -> Reply:
+        """Remove one attachment. Ids are positions at listing time and revise_draft deletes
+        every listed one in order, so each DELETE removes the first that remains."""
+        del self.drafts[draft_id].attachments[0]
+        return Reply(204, (), b"")
+
     def _attachment(self, draft_id: str, index: int) -> Reply:
         _, content_type, data = self.drafts[draft_id].attachments[index]
         return Reply(200, (("Content-Type", content_type),), data)
@@ -254,6 +269,34 @@ class ScriptedMailbox:
         data = base64.b64decode(doc["contentBytes"])
         self.drafts[draft_id].attachments.append((doc["name"], doc["contentType"], data))
         return Reply.json({"id": f"att{len(self.drafts[draft_id].attachments) - 1}"}, 201)
+
+    def _upload_session(self, draft_id: str, recorded: RecordedRequest) -> Reply:
+        """Outlook's upload session: the pre-authenticated URL is on this same server."""
+        item = json.loads(recorded.body)["AttachmentItem"]
+        self.uploading[draft_id] = (item["name"], item["contentType"], item["size"], bytearray())
+        url = f"{self.server.url}/upload/{draft_id}?authtoken=UPLOAD-SECRET"
+        return Reply.json({"uploadUrl": url, "nextExpectedRanges": ["0-"]}, 201)
+
+    def _upload_chunk(self, draft_id: str, recorded: RecordedRequest) -> Reply:
+        name, content_type, size, data = self.uploading[draft_id]
+        first, last, total = map(
+            int,
+            re.fullmatch(
+                r"bytes (\d+)-(\d+)/(\d+)", recorded.header("content-range") or ""
+            ).groups(),  # type: ignore[union-attr]
+        )
+        if (
+            recorded.header("authorization")
+            or first != len(data)
+            or total != size
+            or len(recorded.body) != last - first + 1
+        ):
+            return Reply.json({"error": {"code": "InvalidRange", "message": "x"}}, 416)
+        data += recorded.body
+        if len(data) < size:
+            return Reply.json({"nextExpectedRanges": [f"{len(data)}-"]}, 200)
+        self.drafts[draft_id].attachments.append((name, content_type, bytes(data)))
+        return Reply(201, (("Location", f"{self.server.url}/attachments/x"),), b"")
 
     def _send(self, draft_id: str, recorded: RecordedRequest) -> Reply:
         with self._lock:

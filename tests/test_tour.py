@@ -31,6 +31,11 @@ def test_the_tour_runs_the_real_server_on_the_demo_mailbox() -> None:
     assert "| Cost centre | Q1 plan | Q1 actual | Variance" in documents
     assert "Launch deck.pptx (pptx, 4 parts: Slide 1: Contoso Launch" in documents
     assert "Fabrikam MSA.pdf (pdf" in documents and "| ## Page 1" in documents
+    progress = out.split("A document read with progress")[1]
+    assert "progress 5,859 of 5,859: downloaded 5,859 of 5,859 bytes of the PDF" in progress
+    attached = out.split("A draft with a workbook from the drive attached")[1]
+    assert "on the draft: Budget 2027 model.xlsx, 3,296 bytes, SHA-256 " in attached
+    assert "(no bytes in the call)" in attached
     for secret in ("tempauth", "fixture-token", "download.aspx"):
         assert secret not in out
 

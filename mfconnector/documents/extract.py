@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import zipfile
 import zlib
+from collections.abc import Callable
 from typing import Any
 from xml.parsers.expat import ExpatError
 from xml.parsers.expat import errors as expat_errors
@@ -62,14 +63,23 @@ def _read(path: str, kind: str, limits: Limits, builder: TextBuilder) -> None:
             archive.close()
 
 
-def extract(path: str, kind: str, limits: Limits) -> Extraction:
-    """All the text of one document, up to the caps, or a ``DocumentError``."""
+def extract(
+    path: str,
+    kind: str,
+    limits: Limits,
+    on_part: Callable[[int, int | None], None] | None = None,
+) -> Extraction:
+    """All the text of one document, up to the caps, or a ``DocumentError``.
+
+    ``on_part`` hears of each page, slide or sheet as it starts (the worker's progress).
+    """
     if kind not in NAMES:
         raise DocumentError(f"{kind!r} documents are not read", code="unsupported")
     builder = TextBuilder(
         max_chars=limits.document_text_chars,
         max_parts=limits.document_parts,
         max_name_chars=limits.document_part_name_chars,
+        on_part=on_part,
     )
     try:
         _read(path, kind, limits, builder)

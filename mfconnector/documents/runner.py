@@ -19,6 +19,7 @@ import logging
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,8 @@ __all__ = ["DocumentWorkers", "workers_for"]
 
 _log = logging.getLogger("mfconnector.documents")
 _LIMIT_PREFIXES = ("document_", "archive_")
+OnParts = Callable[[int, "int | None"], None]
+"""Told ``(parts read so far, parts in the document or None)`` while a worker parses."""
 _POOL: trio.lowlevel.RunVar[DocumentWorkers] = trio.lowlevel.RunVar("mfc_document_workers")
 
 
@@ -43,13 +46,38 @@ class _Worker:
     idle_since: float = 0.0
     buffer: bytearray = field(default_factory=bytearray)
 
-    async def ask(self, job: dict[str, Any]) -> dict[str, Any] | None:
-        """Send one job and read its answer line; None when the process ended first."""
+    async def ask(
+        self, job: dict[str, Any], on_parts: OnParts | None = None
+    ) -> dict[str, Any] | None:
+        """Send one job and read its answer line; None when the process ended first.
+
+        Lines of ``{"parsed": n, "of": total}`` before the answer say how many pages,
+        slides or sheets the worker has read so far: they go to ``on_parts``.
+        """
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             await self.process.stdin.send_all(json.dumps(job).encode() + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return None
+        while True:
+            line = await self._line()
+            if line is None:
+                return None
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                answer = None
+            if not isinstance(answer, dict):
+                raise DocumentError("the document worker answered nonsense", code="crashed")
+            if "ok" in answer:
+                return answer
+            parsed, total = answer.get("parsed"), answer.get("of")
+            if on_parts is not None and isinstance(parsed, int):
+                on_parts(parsed, total if isinstance(total, int) else None)
+
+    async def _line(self) -> bytes | None:
+        """The worker's next line, within ``answer_bytes``; None when the process ended."""
+        assert self.process.stdout is not None
         while b"\n" not in self.buffer:
             if len(self.buffer) > self.answer_bytes:
                 raise DocumentError("the document worker answered too much", code="crashed")
@@ -59,13 +87,7 @@ class _Worker:
             self.buffer += chunk
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            answer = None
-        if not isinstance(answer, dict):
-            raise DocumentError("the document worker answered nonsense", code="crashed")
-        return answer
+        return line
 
     async def kill(self) -> None:
         with trio.CancelScope(shield=True):
@@ -117,7 +139,9 @@ class DocumentWorkers:
         )
         return _Worker(process, self.limits.document_answer_bytes)
 
-    async def run(self, job: dict[str, Any], limits: Limits, what: str) -> dict[str, Any]:
+    async def run(
+        self, job: dict[str, Any], limits: Limits, what: str, on_parts: OnParts | None = None
+    ) -> dict[str, Any]:
         """One extraction under ``limits``; its answer, or a ``DocumentError``."""
         job = {
             **job,
@@ -132,7 +156,7 @@ class DocumentWorkers:
             reusable = False
             try:
                 with trio.move_on_after(limits.document_seconds) as deadline:
-                    answer = await worker.ask(job)
+                    answer = await worker.ask(job, on_parts)
                 if deadline.cancelled_caught:
                     raise DocumentError(
                         f"reading the {what} took longer than {limits.document_seconds:g} s",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mfconnector.shaping import redact_text
@@ -36,6 +37,8 @@ class TextBuilder:
     max_name_chars: int = 200
     parts_total: int | None = None
     unit: str = "part"
+    on_part: Callable[[int, int | None], None] | None = None
+    """Told ``(parts started so far, parts_total)`` at each new part: progress."""
     _chunks: list[str] = field(default_factory=list)
     _size: int = 0
     _parts: list[tuple[str, int]] = field(default_factory=list)
@@ -51,6 +54,8 @@ class TextBuilder:
         self._break()
         name = name[: self.max_name_chars]
         self._parts.append((name, self._size))
+        if self.on_part is not None:
+            self.on_part(len(self._parts), self.parts_total)
         self.add(f"## {name}\n")
 
     def heading(self, name: str, line: str) -> None:

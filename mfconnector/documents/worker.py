@@ -1,6 +1,7 @@
 """The document worker process: ``python -m mfconnector.documents.worker``.
 
-Reads one JSON job per line on stdin, answers one JSON line on its own copy of stdout, and
+Reads one JSON job per line on stdin, answers one JSON line on its own copy of stdout
+(after a ``{"parsed": n, "of": total}`` line at each page, slide or sheet it starts), and
 parses under limits it sets on itself before touching a document: address space
 (RLIMIT_AS), CPU seconds per job (RLIMIT_CPU, raised job by job from what it has used), no
 file writes (RLIMIT_FSIZE 0) and no core dumps. File descriptor 1 is pointed at stderr, so
@@ -17,6 +18,7 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import IO, Any
 
 from mfconnector.errors import DocumentError, ToolInputError
@@ -62,12 +64,16 @@ def _cpu_budget(seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def run_job(job: dict[str, Any], limits: Limits) -> dict[str, Any]:
+def run_job(
+    job: dict[str, Any],
+    limits: Limits,
+    on_part: Callable[[int, int | None], None] | None = None,
+) -> dict[str, Any]:
     """Extract and window one document; every failure is an answer, never an exception."""
     from mfconnector.documents.extract import extract, window
 
     try:
-        extraction = extract(job["path"], job["kind"], limits)
+        extraction = extract(job["path"], job["kind"], limits, on_part)
         answer = window(
             extraction,
             job["kind"],
@@ -88,7 +94,13 @@ def serve(jobs: IO[bytes], answers: IO[bytes]) -> None:
         job = json.loads(line)
         limits = dataclasses.replace(DEFAULT_LIMITS, **job.get("limits", {}))
         _cpu_budget(limits.document_cpu_seconds)
-        answer = run_job(job, limits)
+
+        def parsed(count: int, total: int | None) -> None:
+            """A progress line before the answer (the server turns it into a notification)."""
+            answers.write(json.dumps({"parsed": count, "of": total}).encode("ascii") + b"\n")
+            answers.flush()
+
+        answer = run_job(job, limits, parsed)
         answers.write(json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n")
         answers.flush()
 

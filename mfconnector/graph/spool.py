@@ -11,11 +11,12 @@ error says how large the file is.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import tempfile
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import httpx
@@ -31,11 +32,16 @@ _log = logging.getLogger("mfconnector.documents")
 
 _TOTAL_HEADERS = ("content-range", "content-length")
 
+OnBytes = Callable[[int, "int | None"], None]
+"""Told ``(bytes written so far, the file's declared size or None)`` after each chunk."""
+
 
 @dataclass(frozen=True, slots=True)
 class SpooledFile:
     path: str
     size: int
+    sha256: str
+    """Hex SHA-256 of the bytes written (computed as they arrive)."""
 
 
 def too_large(size: int | None, limit: int) -> DocumentError:
@@ -61,7 +67,13 @@ def _declared_total(response: httpx.Response) -> int | None:
     return None
 
 
-async def _write(response: httpx.Response, handle: trio.abc.AsyncResource, limit: int) -> int:
+async def _write(
+    response: httpx.Response,
+    handle: trio.abc.AsyncResource,
+    limit: int,
+    on_bytes: OnBytes | None = None,
+    digest: hashlib._Hash | None = None,
+) -> int:
     declared = _declared_total(response)
     if declared is not None and declared > limit:
         raise too_large(declared, limit)
@@ -81,6 +93,10 @@ async def _write(response: httpx.Response, handle: trio.abc.AsyncResource, limit
                 if written > limit:
                     raise too_large(declared, limit)
                 await handle.write(piece)  # type: ignore[attr-defined]
+                if digest is not None:
+                    digest.update(piece)
+            if on_bytes is not None:
+                on_bytes(written, declared)
     if inflater is not None and not inflater.finish():
         raise DocumentError("the download arrived cut short", code="corrupt", retry_safe=True)
     return written
@@ -88,7 +104,12 @@ async def _write(response: httpx.Response, handle: trio.abc.AsyncResource, limit
 
 @contextlib.asynccontextmanager
 async def spooled_download(
-    graph: GraphClient, path: str, *, limit: int, suffix: str = ""
+    graph: GraphClient,
+    path: str,
+    *,
+    limit: int,
+    suffix: str = "",
+    on_bytes: OnBytes | None = None,
 ) -> AsyncIterator[SpooledFile]:
     """The file at ``path`` (``.../content`` or ``.../$value``) in a private temporary file."""
     descriptor, name = tempfile.mkstemp(prefix="mfc-doc-", suffix=suffix)
@@ -96,10 +117,11 @@ async def spooled_download(
         async with trio.wrap_file(os.fdopen(descriptor, "wb")) as handle:
 
             async def read(response: httpx.Response) -> int:
-                return await _write(response, handle, limit)
+                return await _write(response, handle, limit, on_bytes, digest)
 
+            digest = hashlib.sha256()
             size = await graph.download_stream(path, read, range_bytes=limit + 1)
-        yield SpooledFile(name, size)
+        yield SpooledFile(name, size, digest.hexdigest())
     finally:
         try:
             os.unlink(name)

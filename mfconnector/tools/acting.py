@@ -8,8 +8,6 @@ stable ``error_code``; a multi-request operation reports what it did and did not
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +15,7 @@ from typing import Any
 
 from mfconnector.errors import ToolError
 from mfconnector.limits import Limits
+from mfconnector.tools.attachment_sources import check_entries
 from mfconnector.tools.base import ToolContext
 from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.writes.errors import WriteError, as_write_error
@@ -31,7 +30,6 @@ __all__ = [
     "acting_handler",
     "check_id",
     "check_shapes",
-    "decode_attachments",
     "folder_target",
 ]
 
@@ -113,7 +111,6 @@ def check_fields(name: str, arguments: Mapping[str, Any], actions: Mapping[str, 
 
 _HEX = {"source_digest": 64, "confirmed_digest": 64, "prepared_id": 32}
 _STRING_LISTS = ("to", "cc", "bcc", "categories_add", "categories_remove")
-_ATTACHMENT_KEYS = {"name": True, "content_base64": True, "content_type": False}
 
 
 def check_shapes(arguments: Mapping[str, Any], limits: Limits) -> None:
@@ -133,19 +130,8 @@ def check_shapes(arguments: Mapping[str, Any], limits: Limits) -> None:
                     f"{limits.action_list_item_chars} characters",
                     "pass plain strings",
                 )
-    for index, item in enumerate(arguments.get("attachments", ())):
-        keys = set(item) if isinstance(item, dict) else set()
-        required = {k for k, needed in _ATTACHMENT_KEYS.items() if needed}
-        if (
-            not isinstance(item, dict)
-            or not required <= keys <= set(_ATTACHMENT_KEYS)
-            or not all(isinstance(item[k], str) and item[k] for k in keys)
-        ):
-            raise _field_error(
-                f"`attachments[{index}]` must be an object with name and content_base64 "
-                "(and optionally content_type), all non-empty strings",
-                'for example {"name": "notes.txt", "content_base64": "aGVsbG8="}',
-            )
+    if "attachments" in arguments:
+        check_entries(arguments["attachments"], limits)
 
 
 def acting_handler(
@@ -184,35 +170,3 @@ def folder_target(value: str, argument: str) -> str:
     if value.lower() in GRAPH_WELL_KNOWN_FOLDERS:
         return value.lower()
     return check_id(value, argument)
-
-
-def decode_attachments(
-    ctx: ToolContext, attachments: list[dict[str, Any]]
-) -> list[tuple[str, str, bytes]]:
-    """(name, content type, bytes) of each attachment, within the count and byte limits."""
-    limits = ctx.limits
-    if len(attachments) > limits.draft_attachments:
-        raise _field_error(
-            f"{len(attachments)} attachments; at most {limits.draft_attachments}",
-            "attach fewer files",
-        )
-    decoded: list[tuple[str, str, bytes]] = []
-    total = 0
-    for index, item in enumerate(attachments):
-        try:
-            data = base64.b64decode(item["content_base64"], validate=True)
-        except (binascii.Error, ValueError):
-            raise _field_error(
-                f"attachments[{index}].content_base64 is not valid base64",
-                "encode the file bytes with standard base64 (A-Z a-z 0-9 + / =)",
-            ) from None
-        total += len(data)
-        if total > limits.draft_attachments_bytes:
-            raise _field_error(
-                f"the attachments hold more than {limits.draft_attachments_bytes:,} bytes "
-                "in all; nothing was created",
-                "attach less, or share a link to the file",
-            )
-        content_type = item.get("content_type") or "application/octet-stream"
-        decoded.append((item["name"], content_type, data))
-    return decoded

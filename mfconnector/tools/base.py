@@ -16,6 +16,7 @@ from mfconnector.errors import ToolError
 from mfconnector.graph.cursor import CursorSigner
 from mfconnector.jsonrpc import encode_json
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.tools.progress import report_progress
 from mfconnector.tools.state import ReadState
 
 if TYPE_CHECKING:
@@ -72,6 +73,13 @@ class ToolContext:
 
     async def graph(self) -> GraphClient:
         return await self.graph_factory()
+
+    @staticmethod
+    def report_progress(
+        done: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """How far this call's work is (``notifications/progress`` when the client asked)."""
+        report_progress(done, total, message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,9 +62,12 @@ class BatchRead:
         self.items: list[dict[str, Any]] = []
         self.result: dict[str, Any] = {}
         self.returned = 0
+        self.fetched = 0
+        self.wanted = 0
 
     async def read(self, ids: list[str]) -> dict[str, Any]:
         self._start(ids)
+        self.wanted = len(ids)
         stop: int | None = None
         # Messages fetched at once: as many as Graph requests may be in flight.
         width = self.ctx.limits.graph_concurrency
@@ -124,6 +127,10 @@ class BatchRead:
                 )
             except ToolError as error:
                 outcomes[slot] = error
+            self.fetched += 1
+            self.ctx.report_progress(
+                self.fetched, self.wanted, f"fetched {self.fetched} of {self.wanted} messages"
+            )
 
         async with trio.open_nursery() as nursery:
             for slot, message_id in enumerate(ids):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mfconnector.errors import ToolInputError
 from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ActiveLimit, ToolContext
+from mfconnector.tools.document_progress import DocumentProgress
 
 if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
@@ -71,9 +72,15 @@ async def read_document(
         "part": arguments.get("part"),
         "chars": ctx.limits.body_chars,
     }
-    async with spooled_download(graph, content_path, limit=limit, suffix=f".{kind}") as spooled:
+    progress = DocumentProgress(ctx, NAMES[kind], kind)
+    async with spooled_download(
+        graph, content_path, limit=limit, suffix=f".{kind}", on_bytes=progress.downloaded
+    ) as spooled:
         job["path"] = spooled.path
-        answer = await workers_for(ctx.limits).run(job, ctx.limits, NAMES[kind])
+        progress.parsing(spooled.size)
+        answer = await workers_for(ctx.limits).run(
+            job, ctx.limits, NAMES[kind], on_parts=progress.parsed
+        )
     content: dict[str, Any] = {
         "returned": True,
         "format": kind,

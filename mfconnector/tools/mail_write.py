@@ -6,7 +6,6 @@ Ids are immutable (``Prefer: IdType="ImmutableId"``), so a moved message keeps i
 
 from __future__ import annotations
 
-import base64
 import re
 from typing import Any
 
@@ -20,8 +19,13 @@ from mfconnector.tools.acting import (
     Progress,
     acting_handler,
     check_id,
-    decode_attachments,
     folder_target,
+)
+from mfconnector.tools.attachment_sources import (
+    ATTACHMENT_ITEMS,
+    AttachmentSource,
+    attach_sources,
+    resolve_sources,
 )
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import input_schema
@@ -48,8 +52,8 @@ LIST: dict[str, Any] = {"type": "array"}
 """Addresses or category names; each item is checked to be a string by ``strings``."""
 DIGEST = STR
 """64 lowercase hex digits, checked by ``check_hex`` (a pattern costs discovery bytes)."""
-ATTACHMENTS: dict[str, Any] = {"type": "array"}
-"""Items ``{name, content_base64, content_type?}``, checked by ``decode_attachments``."""
+ATTACHMENTS = ATTACHMENT_ITEMS
+"""Drive files, message attachments or inline content (``tools.attachment_sources``)."""
 DRAFT_FIELDS = ("to", "cc", "bcc", "subject", "text", "html", "attachments")
 OUTPUT = None
 """Acting tools publish no output schema: their results are small objects described in
@@ -143,10 +147,12 @@ async def create_draft(
     ctx: ToolContext,
     progress: Progress,
     message: dict[str, Any],
-    attachments: list[tuple[str, str, bytes]],
-) -> str:
-    """POST the draft, then one POST per attachment (each step reported if one fails)."""
-    progress.plan("create the draft", *(f"attach {name}" for name, _, _ in attachments))
+    attachments: list[AttachmentSource],
+) -> tuple[str, list[dict[str, Any]]]:
+    """POST the draft, then each attachment (each step reported if one fails).
+
+    Returns the draft's id and what was attached (name, size, SHA-256, source)."""
+    progress.plan("create the draft", *(f"attach {a.name}" for a in attachments))
     created = await write(ctx, progress, "POST", f"{_user(ctx)}/messages", message)
     draft_id = str(created.get("id") or "")
     if not draft_id:
@@ -156,31 +162,8 @@ async def create_draft(
             hint="look in Drafts before creating it again",
         )
     progress.did("create the draft", draft_id=draft_id)
-    await _attach(ctx, progress, draft_id, attachments)
-    return draft_id
-
-
-async def _attach(
-    ctx: ToolContext,
-    progress: Progress,
-    draft_id: str,
-    attachments: list[tuple[str, str, bytes]],
-) -> None:
-    """One POST per file attachment (Graph's simple upload, up to 3 MB each)."""
-    for name, content_type, data in attachments:
-        await write(
-            ctx,
-            progress,
-            "POST",
-            f"{_message_path(ctx, draft_id)}/attachments",
-            {
-                "@odata.type": "#microsoft.graph.fileAttachment",
-                "name": name,
-                "contentType": content_type,
-                "contentBytes": base64.b64encode(data).decode("ascii"),
-            },
-        )
-        progress.did(f"attach {name}")
+    attached = await attach_sources(ctx, progress, _message_path(ctx, draft_id), attachments)
+    return draft_id, attached
 
 
 # --- mail_create ---------------------------------------------------------------------
@@ -210,9 +193,12 @@ async def new_draft(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     message = draft_fields(ctx, arguments)
-    attachments = decode_attachments(ctx, arguments.get("attachments", []))
-    draft_id = await create_draft(ctx, progress, message, attachments)
-    return {"draft": {"id": draft_id, "attachments": len(attachments)}}
+    attachments = await resolve_sources(ctx, arguments.get("attachments", []))
+    draft_id, attached = await create_draft(ctx, progress, message, attachments)
+    draft: dict[str, Any] = {"id": draft_id, "attachments": len(attachments)}
+    if attached:
+        draft["attached"] = attached
+    return {"draft": draft}
 
 
 async def revise_draft(
@@ -221,7 +207,7 @@ async def revise_draft(
     """A revised copy of a draft read just now; a stale digest writes nothing."""
     changes = draft_fields(ctx, arguments)
     replaced = (
-        decode_attachments(ctx, arguments["attachments"]) if "attachments" in arguments else None
+        await resolve_sources(ctx, arguments["attachments"]) if "attachments" in arguments else None
     )
     source = await freeze_unchanged_draft(
         ctx,
@@ -236,7 +222,7 @@ async def revise_draft(
         "copy the draft",
         *(["apply the changes"] if changes else []),
         *(f"remove {name}" for name in (old_files if replaced is not None else [])),
-        *(f"attach {name}" for name, _, _ in replaced or []),
+        *(f"attach {a.name}" for a in replaced or []),
     )
     # A copy keeps what Outlook keeps with the draft (reply threading, inline images);
     # only the changed properties are then written to the copy.
@@ -270,10 +256,13 @@ async def revise_draft(
             attachment = quote_segment(str(item.get("id", "")))
             await write(ctx, progress, "DELETE", f"{path}/attachments/{attachment}")
             progress.did(f"remove {item.get('name')}")
-        await _attach(ctx, progress, draft_id, replaced)
+        attached = await attach_sources(ctx, progress, path, replaced)
     kept = len(old_files) if replaced is None else len(replaced)
+    revision: dict[str, Any] = {"id": draft_id, "attachments": kept}
+    if replaced:
+        revision["attached"] = attached
     return {
-        "revision": {"id": draft_id, "attachments": kept},
+        "revision": revision,
         "source": {"id": source.draft_id, "source_digest": source.digest},
         "original_retained": True,
     }
@@ -284,8 +273,8 @@ MAIL_CREATE = Tool(
     title="Create mail",
     description=(
         "Adds only. folder: name,parent. copy: message_id,destination. draft: to,cc,bcc,"
-        "subject,text|html,attachments[{name,content_base64}]. revise_draft: message_id,"
-        "source_digest + fields to change (a copy; source kept)."
+        "subject,text|html,attachments. revise_draft: message_id,"
+        "source_digest + changes (as a copy)."
     ),
     input_schema=input_schema(
         {
@@ -514,7 +503,7 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
 MAIL_DELETE_PERMANENTLY = Tool(
     name="mail_delete_permanently",
     title="Delete permanently",
-    description="Deletes a message for good (not to Deleted Items); echoes what it deleted.",
+    description="Deletes a message for good (not to Deleted Items).",
     input_schema=input_schema({"message_id": STR}, "message_id"),
     output_schema=OUTPUT,
     handler=delete_permanently,

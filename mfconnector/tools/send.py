@@ -25,7 +25,13 @@ from mfconnector.tools.acting import (
     acting_handler,
     check_id,
     check_shapes,
-    decode_attachments,
+)
+from mfconnector.tools.attachment_sources import (
+    ATTACHMENT_REFERENCES,
+    attach_sources,
+    check_sources_unchanged,
+    resolve_sources,
+    watched_sources,
 )
 from mfconnector.tools.base import READ_ONLY, Tool, ToolContext
 from mfconnector.tools.common import input_schema
@@ -88,7 +94,11 @@ def _needs_recipient(arguments: dict[str, Any]) -> None:
 
 
 async def _prepare(
-    ctx: ToolContext, setup: WriteSetup, frozen: FrozenMessage, progress: Progress
+    ctx: ToolContext,
+    setup: WriteSetup,
+    frozen: FrozenMessage,
+    progress: Progress,
+    sources: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Store a preparation of ``frozen`` and return its complete preview."""
     now = setup.clock()
@@ -112,6 +122,7 @@ async def _prepare(
         summary={
             "to": [a["address"] for a in record["to"]],
             "subject": record["subject"][:200],
+            **({"sources": sources} if sources else {}),
         },
         created_at=now,
         expires_at=expires,
@@ -131,12 +142,12 @@ async def prepare_new(
     _needs_recipient(arguments)
     await _store_call(setup.store.check())
     message = draft_fields(ctx, arguments)
-    attachments = decode_attachments(ctx, arguments.get("attachments", []))
-    draft_id = await create_draft(ctx, progress, message, attachments)
+    attachments = await resolve_sources(ctx, arguments.get("attachments", []))
+    draft_id, _ = await create_draft(ctx, progress, message, attachments)
     progress.pending += ["read the draft back", "store the preparation"]
     frozen = await freeze_draft(ctx, draft_id)
     progress.did("read the draft back")
-    return await _prepare(ctx, setup, frozen, progress)
+    return await _prepare(ctx, setup, frozen, progress, watched_sources(attachments))
 
 
 def _responder(kind: str) -> Any:
@@ -158,7 +169,13 @@ def _responder(kind: str) -> Any:
             body["comment"] = arguments["comment"]
         if overrides:
             body["message"] = overrides
-        progress.plan(f"create the {kind} draft", "read the draft back", "store the preparation")
+        attachments = await resolve_sources(ctx, arguments.get("attachments", []))
+        progress.plan(
+            f"create the {kind} draft",
+            *(f"attach {a.name}" for a in attachments),
+            "read the draft back",
+            "store the preparation",
+        )
         path = f"{_user(ctx)}/messages/{quote_segment(source)}/{endpoint}"
         created = await write(ctx, progress, "POST", path, body)
         draft_id = str(created.get("id") or "")
@@ -169,9 +186,11 @@ def _responder(kind: str) -> Any:
                 hint="look in Drafts",
             )
         progress.did(f"create the {kind} draft", draft_id=draft_id)
+        draft_path = f"{_user(ctx)}/messages/{quote_segment(draft_id)}"
+        await attach_sources(ctx, progress, draft_path, attachments)
         frozen = await freeze_draft(ctx, draft_id)
         progress.did("read the draft back")
-        return await _prepare(ctx, setup, frozen, progress)
+        return await _prepare(ctx, setup, frozen, progress, watched_sources(attachments))
 
     return prepare_response
 
@@ -190,15 +209,15 @@ async def prepare_draft(
     return await _prepare(ctx, setup, frozen, progress)
 
 
-RESPONSE_FIELDS = ("comment", "to", "cc", "bcc")
+RESPONSE_FIELDS = ("comment", "to", "cc", "bcc", "attachments")
 
 MAIL_PREPARE = Tool(
     name="mail_prepare",
     title="Prepare to send",
     description=(
-        "Never sends. Freezes a draft's complete message: prepared_id, digest, 15-min expiry. "
-        "new: to,cc,bcc,subject,text|html. reply/reply_all/forward: message_id,comment,"
-        "to,cc,bcc. draft: message_id,source_digest."
+        "Never sends: freezes a message (prepared_id, digest, 15 min). new: to,cc,bcc,subject,"
+        "text|html,attachments. reply(_all)/forward: message_id,comment,to,cc,bcc,attachments. "
+        "draft: message_id,source_digest"
     ),
     input_schema=input_schema(
         {
@@ -212,6 +231,7 @@ MAIL_PREPARE = Tool(
             "subject": STR,
             "text": STR,
             "html": STR,
+            "attachments": ATTACHMENT_REFERENCES,
         },
         "action",
     ),
@@ -222,7 +242,7 @@ MAIL_PREPARE = Tool(
         {
             "new": Action(
                 ("to",),
-                ("cc", "bcc", "subject", "text", "html"),
+                ("cc", "bcc", "subject", "text", "html", "attachments"),
                 prepare_new,
                 SEND_SCOPES,
             ),
@@ -231,7 +251,10 @@ MAIL_PREPARE = Tool(
                 ("message_id",), RESPONSE_FIELDS, _responder("reply_all"), SEND_SCOPES
             ),
             "forward": Action(
-                ("message_id", "to"), ("comment", "cc", "bcc"), _responder("forward"), SEND_SCOPES
+                ("message_id", "to"),
+                ("comment", "cc", "bcc", "attachments"),
+                _responder("forward"),
+                SEND_SCOPES,
             ),
             "draft": Action(("message_id", "source_digest"), (), prepare_draft, SEND_SCOPES),
         },
@@ -365,6 +388,10 @@ async def send_confirmed(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
             hint="call mail_prepare again and show the user the new content",
             retry_safe=True,
         )
+    try:
+        await check_sources_unchanged(ctx, record.summary.get("sources") or [])
+    except ToolError as error:
+        raise as_write_error(error, writing=False) from None
     claim = await _store_call(store.claim(prepared_id, account, mailbox, confirmed))
     if claim.status == "done" and claim.record is not None:
         return recorded(claim.record, again=True)

@@ -33,6 +33,9 @@ def _validator(schema_json: str) -> Any:
 def _describe(error: Any) -> str:
     where = ".".join(str(part) for part in error.absolute_path)
     message = str(error.message)
+    if error.validator in ("anyOf", "oneOf") and isinstance(error.validator_value, list):
+        shapes = [" + ".join(s.get("required", [])) for s in error.validator_value]
+        message = f"must have one of these sets of keys: {' | '.join(shapes)}"
     if len(message) > 200:
         message = message[:200] + "…"
     return f"argument `{where}`: {message}" if where else message

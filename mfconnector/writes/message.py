@@ -46,11 +46,10 @@ FILE_ATTACHMENT = "#microsoft.graph.fileAttachment"
 
 @dataclass(frozen=True, slots=True)
 class FrozenMessage:
-    """A draft as it will be sent, its digest, and the bytes of its attachments."""
+    """A draft as it will be sent and its digest (attachments by size and SHA-256)."""
 
     record: dict[str, Any]
     digest: str
-    attachment_bytes: tuple[bytes, ...]
 
     @property
     def draft_id(self) -> str:
@@ -133,7 +132,6 @@ async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
             hint="remove attachments from the draft, then try again",
         )
     attachments: list[dict[str, Any]] = []
-    contents: list[bytes] = []
     for item in items:
         kind = str(item.get("@odata.type", "")).lstrip("#")
         if kind and kind != FILE_ATTACHMENT.lstrip("#"):
@@ -143,24 +141,14 @@ async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
                 "only file attachments can be verified before sending",
                 hint="remove it from the draft, or send this one from Outlook",
             )
-        download = await graph.download(
-            f"{path}/attachments/{quote_segment(str(item.get('id', '')))}/$value",
-            max_bytes=ctx.limits.graph_body_bytes,
-        )
-        if not download.complete:
-            raise WriteError(
-                "unsupported_operation",
-                f"attachment {item.get('name')!r} is larger than "
-                f"{ctx.limits.graph_body_bytes:,} bytes and cannot be verified here",
-                hint="send a link to the file instead of attaching it",
-            )
-        contents.append(download.data)
+        value_path = f"{path}/attachments/{quote_segment(str(item.get('id', '')))}/$value"
+        size, sha256 = await attachment_digest(ctx, value_path, str(item.get("name")))
         attachments.append(
             {
                 "name": str(item.get("name") or ""),
                 "content_type": str(item.get("contentType") or ""),
-                "size": len(download.data),
-                "sha256": hashlib.sha256(download.data).hexdigest(),
+                "size": size,
+                "sha256": sha256,
                 "inline": bool(item.get("isInline")),
             }
         )
@@ -181,7 +169,27 @@ async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
         },
         "attachments": attachments,
     }
-    return FrozenMessage(record, digest_of(record), tuple(contents))
+    return FrozenMessage(record, digest_of(record))
+
+
+async def attachment_digest(ctx: ToolContext, value_path: str, name: str) -> tuple[int, str]:
+    """(size, SHA-256) of an attachment's bytes, streamed through a private temporary file,
+    so an attachment of up to ``draft_attachment_total_bytes`` is verified in bounded memory."""
+    from mfconnector.errors import DocumentError
+    from mfconnector.graph.spool import spooled_download
+
+    limit = ctx.limits.draft_attachment_total_bytes
+    try:
+        async with spooled_download(await ctx.graph(), value_path, limit=limit) as spooled:
+            return spooled.size, spooled.sha256
+    except DocumentError as error:
+        if error.code != "too_large":
+            raise
+        raise WriteError(
+            "unsupported_operation",
+            f"attachment {name!r} is larger than {limit:,} bytes and cannot be verified here",
+            hint="send a link to the file instead of attaching it",
+        ) from None
 
 
 async def freeze_unchanged_draft(
