@@ -140,7 +140,7 @@ class Runtime:
                     continue
                 try:
                     with running.scope:
-                        for reply in await session.answer(running):
+                        for reply in await session.answer(running, outbox.send):
                             await outbox.send(reply)
                 except trio.BrokenResourceError:
                     return  # the writer is gone (stdout closed): nothing more can be said

@@ -20,6 +20,7 @@ from mfconnector.limits import Limits
 from mfconnector.tools.base import ToolContext
 from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.writes.errors import WriteError, as_write_error
+from mfconnector.writes.outgoing import check_attachment_name, check_content_type
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
 
 __all__ = [
@@ -112,7 +113,8 @@ def check_fields(name: str, arguments: Mapping[str, Any], actions: Mapping[str, 
 
 
 _HEX = {"source_digest": 64, "confirmed_digest": 64, "prepared_id": 32}
-_STRING_LISTS = ("to", "cc", "bcc", "categories_add", "categories_remove")
+_STRING_LISTS = ("categories_add", "categories_remove")
+"""Recipient lists (to, cc, bcc) are checked item by item by ``writes.outgoing``."""
 _ATTACHMENT_KEYS = {"name": True, "content_base64": True, "content_type": False}
 
 
@@ -213,6 +215,8 @@ def decode_attachments(
                 "in all; nothing was created",
                 "attach less, or share a link to the file",
             )
+        where = f"attachments[{index}]"
+        name = check_attachment_name(item["name"], f"{where}.name", limits)
         content_type = item.get("content_type") or "application/octet-stream"
-        decoded.append((item["name"], content_type, data))
+        decoded.append((name, check_content_type(content_type, f"{where}.content_type"), data))
     return decoded

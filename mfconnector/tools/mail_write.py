@@ -7,7 +7,6 @@ Ids are immutable (``Prefer: IdType="ImmutableId"``), so a moved message keeps i
 from __future__ import annotations
 
 import base64
-import re
 from typing import Any
 
 from mfconnector.errors import GraphError, ToolError
@@ -26,12 +25,14 @@ from mfconnector.tools.acting import (
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import input_schema
 from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS
+from mfconnector.writes.confirm import confirm_with_person, delete_question
 from mfconnector.writes.errors import WriteError, as_write_error
 from mfconnector.writes.message import (
     PREFER_IDS,
     freeze_unchanged_draft,
     recipients,
 )
+from mfconnector.writes.outgoing import check_subject, parse_recipient
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
 
 __all__ = [
@@ -44,17 +45,20 @@ __all__ = [
 ]
 
 STR: dict[str, Any] = {"type": "string"}
-LIST: dict[str, Any] = {"type": "array"}
-"""Addresses or category names; each item is checked to be a string by ``strings``."""
+PEOPLE: dict[str, Any] = {"type": "array", "items": {"type": ["string", "object"]}}
+"""Recipients: ``"addr"``, ``"Name <addr>"`` or ``{name, address}``, checked one by one by
+``writes.outgoing.parse_recipient``."""
+NAMES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+"""Category names; each one's length is checked by ``check_shapes``."""
 DIGEST = STR
 """64 lowercase hex digits, checked by ``check_hex`` (a pattern costs discovery bytes)."""
 ATTACHMENTS: dict[str, Any] = {"type": "array"}
-"""Items ``{name, content_base64, content_type?}``, checked by ``decode_attachments``."""
+"""Items ``{name, content_base64, content_type?}`` (the description names them; an item
+schema would cost discovery bytes), checked by ``check_shapes`` and ``decode_attachments``."""
 DRAFT_FIELDS = ("to", "cc", "bcc", "subject", "text", "html", "attachments")
 OUTPUT = None
 """Acting tools publish no output schema: their results are small objects described in
 docs/TOOLS.md, and the discovery budget counts every byte."""
-_ADDRESS = re.compile(r"^[^@\s<>,;\"]{1,64}@[^@\s<>,;\"]{1,255}$")
 
 
 def _user(ctx: ToolContext) -> str:
@@ -114,16 +118,12 @@ def draft_fields(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
         ("bcc", "bccRecipients"),
     ):
         if argument in arguments:
-            addresses = arguments[argument]
-            for address in addresses:
-                if not _ADDRESS.match(address):
-                    raise WriteError(
-                        "invalid_arguments",
-                        f"`{argument}` holds {address[:80]!r}, which is not an email address",
-                        hint="pass plain addresses such as name@example.com",
-                    )
-            count += len(addresses)
-            message[graph_name] = recipients(addresses)
+            people = [
+                parse_recipient(item, f"{argument}[{index}]", ctx.limits)
+                for index, item in enumerate(arguments[argument])
+            ]
+            count += len(people)
+            message[graph_name] = recipients(people)
     if count > ctx.limits.draft_recipients:
         raise WriteError(
             "invalid_arguments",
@@ -131,7 +131,7 @@ def draft_fields(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
             hint="send to a distribution list instead",
         )
     if "subject" in arguments:
-        message["subject"] = arguments["subject"]
+        message["subject"] = check_subject(arguments["subject"])
     if "text" in arguments:
         message["body"] = {"contentType": "text", "content": arguments["text"]}
     if "html" in arguments:
@@ -285,7 +285,7 @@ MAIL_CREATE = Tool(
     description=(
         "Adds only. folder: name,parent. copy: message_id,destination. draft: to,cc,bcc,"
         "subject,text|html,attachments[{name,content_base64}]. revise_draft: message_id,"
-        "source_digest + fields to change (a copy; source kept)."
+        "source_digest + changes (a copy)."
     ),
     input_schema=input_schema(
         {
@@ -295,9 +295,9 @@ MAIL_CREATE = Tool(
             "message_id": STR,
             "destination": STR,
             "source_digest": DIGEST,
-            "to": LIST,
-            "cc": LIST,
-            "bcc": LIST,
+            "to": PEOPLE,
+            "cc": PEOPLE,
+            "bcc": PEOPLE,
             "subject": STR,
             "text": STR,
             "html": STR,
@@ -431,7 +431,7 @@ MAIL_MODIFY = Tool(
     name="mail_modify",
     title="Change mail",
     description=(
-        "flags: message_id + read,flag,categories_add/remove,unchanged_since (changeKey). "
+        "flags: message_id,read,flag,categories_add/remove,unchanged_since (changeKey). "
         "move: message_id,destination. rename: folder_id,name. trash: message_id."
     ),
     input_schema=input_schema(
@@ -440,8 +440,8 @@ MAIL_MODIFY = Tool(
             "message_id": STR,
             "read": {"type": "boolean"},
             "flag": {"enum": list(FLAG_STATES)},
-            "categories_add": LIST,
-            "categories_remove": LIST,
+            "categories_add": NAMES,
+            "categories_remove": NAMES,
             "unchanged_since": STR,
             "destination": STR,
             "folder_id": STR,
@@ -494,12 +494,23 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
             headers=PREFER_IDS,
         )
         item = answer.body if isinstance(answer.body, dict) else {}
+        sender = (
+            item.get("from", {}).get("emailAddress", {})
+            if isinstance(item.get("from"), dict)
+            else {}
+        )
+        confirmed_by = await confirm_with_person(
+            setup.confirm,
+            "mail_delete_permanently",
+            arguments,
+            delete_question(item, sender.get("address"), str(item.get("id") or path)),
+            now=setup.clock(),
+            limits=ctx.limits,
+            consequence="nothing was deleted",
+        )
         await write(ctx, progress, "POST", f"{path}/permanentDelete")
     except ToolError as error:
         raise as_write_error(error, writing=progress.writing) from None
-    sender = (
-        item.get("from", {}).get("emailAddress", {}) if isinstance(item.get("from"), dict) else {}
-    )
     return {
         "deleted": {
             "id": item.get("id", arguments["message_id"]),
@@ -508,13 +519,14 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
             "receivedDateTime": item.get("receivedDateTime"),
         },
         "recoverable": False,
+        "confirmed_by": confirmed_by,
     }
 
 
 MAIL_DELETE_PERMANENTLY = Tool(
     name="mail_delete_permanently",
     title="Delete permanently",
-    description="Deletes a message for good (not to Deleted Items); echoes what it deleted.",
+    description="Deletes a message for good, not to Deleted Items.",
     input_schema=input_schema({"message_id": STR}, "message_id"),
     output_schema=OUTPUT,
     handler=delete_permanently,
