@@ -274,3 +274,21 @@ async def test_revising_a_reply_keeps_its_thread_and_replaces_attachments() -> N
     assert [a["address"] for a in review["message"]["cc"]] == ["lee@fabrikam.example"]
     assert [a["name"] for a in review["message"]["attachments"]] == ["b.txt"]
     assert source_after["source_digest"] == reply["digest"], "the source is untouched"
+
+
+async def test_unchanged_since_works_straight_from_a_full_read_or_list() -> None:
+    """Issue 17: the change key comes from a read, not only from an earlier write."""
+    async with demo_tools() as tools:
+        listed = (await tools.data("mail_list", {"limit": 1, "detail": "full"}))["messages"][0]
+        read = (await tools.data("mail_read", {"message_id": listed["id"], "detail": "full"}))[
+            "message"
+        ]
+        assert read["changeKey"] == listed["changeKey"] and listed["changeKey"]
+        flags = {"action": "flags", "message_id": listed["id"], "flag": "flagged"}
+        updated = await tools.ok("mail_modify", {**flags, "unchanged_since": read["changeKey"]})
+        stale = await tools.fail("mail_modify", {**flags, "unchanged_since": read["changeKey"]})
+        fresh = (await tools.data("mail_read", {"message_id": listed["id"], "detail": "full"}))[
+            "message"
+        ]
+    assert stale["error_code"] == "conflict"
+    assert fresh["changeKey"] == updated["updated"]["changeKey"] != read["changeKey"]
