@@ -292,3 +292,32 @@ async def test_unchanged_since_works_straight_from_a_full_read_or_list() -> None
         ]
     assert stale["error_code"] == "conflict"
     assert fresh["changeKey"] == updated["updated"]["changeKey"] != read["changeKey"]
+
+
+async def test_acting_tools_take_folders_by_name_and_path_as_the_read_tools_do() -> None:
+    """Issue 17: destinations and parents by well-known name, display name or path."""
+    async with demo_tools() as tools:
+        created = await tools.ok(
+            "mail_create", {"action": "folder", "name": "Q3 receipts", "parent": "Projects"}
+        )
+        listed = await tools.data("mail_list", {"limit": 1, "detail": "full"})
+        message_id = listed["messages"][0]["id"]
+        moved = await tools.ok(
+            "mail_modify",
+            {"action": "move", "message_id": message_id, "destination": "Projects/Q3 receipts"},
+        )
+        copied = await tools.ok(
+            "mail_create",
+            {"action": "copy", "message_id": message_id, "destination": "Contoso Launch"},
+        )
+        launch = await tools.data(
+            "mail_list", {"folder": "Projects/Contoso Launch", "detail": "full"}
+        )
+        missing = await tools.fail(
+            "mail_modify",
+            {"action": "move", "message_id": message_id, "destination": "Projects/Nowhere"},
+        )
+    assert moved["moved"]["parentFolderId"] == created["created"]["id"]
+    in_launch = {m["id"]: m["parentFolderId"] for m in launch["messages"]}
+    assert in_launch[copied["copied"]["id"]] == copied["copied"]["parentFolderId"]
+    assert missing["error_code"] == "invalid_arguments" and "Nowhere" in missing["message"]

@@ -20,7 +20,7 @@ from mfconnector.tools.acting import (
     acting_handler,
     check_id,
     decode_attachments,
-    folder_target,
+    folder_argument,
 )
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import input_schema
@@ -192,7 +192,8 @@ async def create_folder(
     name = _display_name(arguments["name"], "name", ctx.limits)
     path = f"{_user(ctx)}/mailFolders"
     if "parent" in arguments:
-        path += f"/{quote_segment(folder_target(arguments['parent'], 'parent'))}/childFolders"
+        parent = await folder_argument(ctx, arguments["parent"], "parent")
+        path += f"/{quote_segment(parent)}/childFolders"
     created = await write(ctx, progress, "POST", path, {"displayName": name})
     return {"created": _pick(created, "id", "displayName", "parentFolderId")}
 
@@ -200,8 +201,8 @@ async def create_folder(
 async def copy_message(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    destination = folder_target(arguments["destination"], "destination")
     path = f"{_message_path(ctx, arguments['message_id'])}/copy"
+    destination = await folder_argument(ctx, arguments["destination"], "destination")
     copied = await write(ctx, progress, "POST", path, {"destinationId": destination})
     return {"copied": _pick(copied, "id", "parentFolderId", "subject")}
 
@@ -373,8 +374,8 @@ async def set_flags(
 async def move_message(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    destination = folder_target(arguments["destination"], "destination")
     path = f"{_message_path(ctx, arguments['message_id'])}/move"
+    destination = await folder_argument(ctx, arguments["destination"], "destination")
     moved = await write(ctx, progress, "POST", path, {"destinationId": destination})
     return {"moved": _pick(moved, "id", "parentFolderId", "subject")}
 

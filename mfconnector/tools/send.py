@@ -31,8 +31,8 @@ from mfconnector.tools.base import READ_ONLY, Tool, ToolContext
 from mfconnector.tools.common import input_schema
 from mfconnector.tools.mail_write import (
     DIGEST,
-    PEOPLE,
     OUTPUT,
+    PEOPLE,
     STR,
     create_draft,
     draft_fields,
