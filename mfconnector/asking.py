@@ -5,7 +5,9 @@ writer still writes every line) and waits, under ``Limits.confirm_wait_seconds``
 response the reader routes here by id. The reader never waits: ``deliver`` only sets an
 event. At most ``limit`` requests wait at once (one per worker); a response to an id that
 is not waiting (unsolicited, late or a duplicate) is ignored and logged. A request whose
-tool call is cancelled stops waiting and is forgotten.
+tool call is cancelled stops waiting and is forgotten; one not answered in time is
+withdrawn with ``notifications/cancelled`` (in the 2025 revisions either side may cancel a
+request it issued), so the client can close the question it may still be showing.
 """
 
 from __future__ import annotations
@@ -89,6 +91,13 @@ class PendingAsks:
         finally:
             self._pending.pop(request_id, None)
         if waiter.answer is None:
+            # The client may still show the question: tell it the question is withdrawn.
+            withdrawn = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "reason": "no answer in time"},
+            }
+            await send(encode(withdrawn))
             raise AskFailed(f"no answer within {self._wait_seconds:g} s")
         result, error = waiter.answer
         if error is not None:

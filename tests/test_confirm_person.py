@@ -387,6 +387,11 @@ async def test_legacy_a_decline_an_error_or_silence_sends_nothing(
             await session.send({"jsonrpc": "2.0", "id": asked["id"], **reply})
         with trio.fail_after(30):
             refused = await session.receive(timeout=30)
+            if reply is None:
+                assert refused["method"] == "notifications/cancelled", "the question is withdrawn"
+                assert refused["params"]["requestId"] == asked["id"]
+                assert_valid("2025-11-25", "CancelledNotification", refused)
+                refused = await session.receive(timeout=30)
     result = refused["result"]
     assert result["isError"] is True
     error = json.loads(result["content"][0]["text"])["error"]

@@ -32,6 +32,7 @@ from mfconnector.limits import Limits
 from mfconnector.visible import make_visible
 from mfconnector.writes.errors import WriteError
 from mfconnector.writes.gates import GateConfigError
+from mfconnector.writes.outgoing import mixed_script_labels
 
 __all__ = [
     "CONFIRM_ENV",
@@ -72,6 +73,23 @@ def _people(people: list[dict[str, str]]) -> str:
     return ", ".join(shown) or "(none)"
 
 
+def _look_alike_lines(record: dict[str, Any]) -> list[str]:
+    """One warning line per address label that mixes scripts (a Cyrillic letter in a
+    Latin domain reads the same on screen), with the foreign letters written out."""
+    people = [record["from"]]
+    for key in ("to", "cc", "bcc", "reply_to"):
+        people += record.get(key) or []
+    lines = []
+    for person in people:
+        for label in mixed_script_labels(person["address"]):
+            scripts = " and ".join(label["scripts"])
+            lines.append(
+                f"WARNING: {make_visible(person['address'])} mixes {scripts} letters: "
+                f"{label['shown_as']}"
+            )
+    return lines
+
+
 def send_question(record: dict[str, Any], text: str, binding: str, limits: Limits) -> Question:
     """The form's text for a frozen message: every recipient, subject, attachment names,
     the first ``confirm_excerpt_chars`` of the body; invisible characters made visible."""
@@ -83,6 +101,7 @@ def send_question(record: dict[str, Any], text: str, binding: str, limits: Limit
     for key, label in (("cc", "Cc"), ("bcc", "Bcc"), ("reply_to", "Reply-To")):
         if record.get(key):
             lines.append(f"{label}: {_people(record[key])}")
+    lines += _look_alike_lines(record)
     lines.append(f"Subject: {make_visible(record['subject'])}")
     names = [make_visible(a["name"]) for a in record["attachments"]]
     lines.append(f"Attachments: {', '.join(names) if names else '(none)'}")
