@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 from acting import FAST, Caller
 from harness import open_session, request
@@ -321,3 +322,47 @@ async def test_acting_tools_take_folders_by_name_and_path_as_the_read_tools_do()
     in_launch = {m["id"]: m["parentFolderId"] for m in launch["messages"]}
     assert in_launch[copied["copied"]["id"]] == copied["copied"]["parentFolderId"]
     assert missing["error_code"] == "invalid_arguments" and "Nowhere" in missing["message"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "outcome"),
+    [
+        (["--confirm", "user"], {}, "confirmation_required"),
+        ([], {"MFC_CONFIRM": "user"}, "confirmation_required"),
+        (["--confirm", "assistant"], {"MFC_CONFIRM": "user"}, "assistant"),
+        ([], {}, "assistant"),
+    ],
+)
+async def test_the_confirm_switch_from_the_command_line(
+    argv: list[str], env: dict[str, str], outcome: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that declares no elicitation: --confirm user refuses, else the assistant."""
+    monkeypatch.delenv("MFC_CONFIRM", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    args = build_parser().parse_args([*SWITCHES, *argv])
+    gates = gates_from_args(args, {})
+    ctx, graph = _context(args, FAST, gates)
+    try:
+        with trio.fail_after(60):
+            async with open_session(
+                tools=listed_tools(gates), context=ctx, limits=FAST, hidden=hidden_tools(gates)
+            ) as session:
+                tools = Caller(session)
+                prepared = await tools.ok(
+                    "mail_prepare",
+                    {
+                        "action": "new",
+                        "to": ["megan@fabrikam.example"],
+                        "subject": "c",
+                        "text": "x",
+                    },
+                )
+                result = await tools.call("mail_send_confirmed", confirm(prepared))
+    finally:
+        await graph.aclose()
+    if outcome == "assistant":
+        assert result["structuredContent"]["confirmed_by"] == "assistant"
+    else:
+        error = json.loads(result["content"][0]["text"])["error"]
+        assert error["error_code"] == outcome and "nothing was sent" in error["message"]
