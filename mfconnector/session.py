@@ -8,6 +8,8 @@ No tasks and no channels (``mfconnector.runtime`` owns those). This module decid
   never answered), a running one has its scope cancelled (nothing more is said for it);
 - what a request that reuses the id of one still in flight gets: ``-32600`` with
   ``id: null``, so it cannot be taken for the original's reply, and a warning in the log;
+- where a client's response goes: to the ``elicitation/create`` a 2025-era call is waiting
+  on (``mfconnector.asking``; the reader only hands it over), else ignored and logged;
 - how replies are encoded, within ``response_bytes``;
 - the shutdown grace period: after end of input, running and queued calls get
   ``eof_grace_seconds`` of work, then an error that says so; a reply that is ready is
