@@ -345,9 +345,10 @@ async def test_legacy_the_server_asks_with_elicitation_create_and_sends_on_accep
         # The reader is not blocked while the person thinks: a ping is answered at once.
         pong = await session.call({"jsonrpc": "2.0", "id": 4, "method": "ping"})
         assert pong == {"jsonrpc": "2.0", "id": 4, "result": {}}
-        await session.send(
-            {"jsonrpc": "2.0", "id": "mfc-elicit-999", "result": answer("accept", "Send")}
-        )
+        forged = {"jsonrpc": "2.0", "id": "mfc-elicit-999", "result": answer("accept", "Send")}
+        await session.send_raw((json.dumps(forged) + "\n").encode() * 300)
+        pong = await session.call({"jsonrpc": "2.0", "id": 6, "method": "ping"})
+        assert pong["id"] == 6, "a flood of unsolicited answers changes nothing"
         assert mailbox.sends() == [], "an unsolicited answer is ignored"
         accept = {"jsonrpc": "2.0", "id": asked["id"], "result": answer("accept", "Send")}
         assert_valid(version, "ElicitResult", accept["result"])
@@ -360,7 +361,7 @@ async def test_legacy_the_server_asks_with_elicitation_create_and_sends_on_accep
     assert pong["id"] == 5
     assert len(mailbox.sends()) == 1
     ignored = [r for r in caplog.records if "ignored a client response" in r.getMessage()]
-    assert len(ignored) == 2, "the unsolicited and the duplicate answer are logged"
+    assert len(ignored) == 301, "every unsolicited and the duplicate answer are logged"
 
 
 @pytest.mark.parametrize(
