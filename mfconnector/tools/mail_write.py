@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from mfconnector.elicitation import Question
 from mfconnector.errors import GraphError, ToolError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.limits import Limits
@@ -500,11 +501,15 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
             if isinstance(item.get("from"), dict)
             else {}
         )
+
+        async def question() -> Question:
+            return delete_question(item, sender.get("address"), str(item.get("id") or path))
+
         confirmed_by = await confirm_with_person(
             setup.confirm,
             "mail_delete_permanently",
             arguments,
-            delete_question(item, sender.get("address"), str(item.get("id") or path)),
+            question,
             now=setup.clock(),
             limits=ctx.limits,
             consequence="nothing was deleted",

@@ -15,6 +15,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
+from mfconnector.elicitation import Question
 from mfconnector.errors import GraphError, GraphThrottledError, ToolError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.tools.acting import (
@@ -331,20 +332,24 @@ async def _person_or_assistant(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], frozen: FrozenMessage
 ) -> str:
     """Ask the person where the client can (``writes.confirm``); nothing is claimed yet."""
-    import trio
 
-    from mfconnector.textconv import html_to_text
+    async def question() -> Question:
+        import trio
 
-    body = frozen.record["body"]
-    text = body["content"]
-    if body["contentType"] == "html":
-        text = await trio.to_thread.run_sync(html_to_text, text)
-    binding = f"{arguments['prepared_id']}:{frozen.digest}"
+        from mfconnector.textconv import html_to_text
+
+        body = frozen.record["body"]
+        text = body["content"]
+        if body["contentType"] == "html":
+            text = await trio.to_thread.run_sync(html_to_text, text)
+        binding = f"{arguments['prepared_id']}:{frozen.digest}"
+        return send_question(frozen.record, text, binding, ctx.limits)
+
     return await confirm_with_person(
         setup.confirm,
         "mail_send_confirmed",
         arguments,
-        send_question(frozen.record, text, binding, ctx.limits),
+        question,
         now=setup.clock(),
         limits=ctx.limits,
         consequence="nothing was sent",

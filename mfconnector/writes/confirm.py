@@ -16,7 +16,7 @@ answer, a ``requestState`` that does not verify, or no answer in time do nothing
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from mfconnector.elicitation import (
@@ -130,7 +130,7 @@ async def confirm_with_person(
     mode: str,
     tool: str,
     arguments: dict[str, Any],
-    question: Question,
+    question_of: Callable[[], Awaitable[Question]],
     *,
     now: float,
     limits: Limits,
@@ -140,6 +140,7 @@ async def confirm_with_person(
 
     In 2026-07-28 the first call raises ``InputRequired`` (the server answers
     ``input_required``); the client's retry brings the answer and the signed state.
+    ``question_of`` builds the question only when someone is asked.
     """
     ask = CURRENT_ASK.get()
     if mode == "assistant" or ask is None or not ask.can_ask:
@@ -153,6 +154,7 @@ async def confirm_with_person(
             )
         return "assistant"
     hint = "call again with the same arguments to ask the person afresh"
+    question = await question_of()
     if ask.round_trip is None:
         binding = question.binding
         if ask.request_state is None and ask.input_responses is None:
