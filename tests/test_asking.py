@@ -133,11 +133,16 @@ def test_the_active_limits_decide_the_excerpt_not_the_defaults() -> None:
 def test_the_person_is_warned_of_a_look_alike_address_in_the_question() -> None:
     record = {
         "from": {"name": "Adele", "address": "adele@contoso.com"},
-        "to": [{"name": "CEO", "address": "ceo@cont\u043eso.com"}],
+        "to": [
+            {"name": "CEO", "address": "ceo@cont\u043eso.com"},
+            {"name": "boss@contoso.com", "address": "x@evil.example"},
+        ],
         "subject": "Wire transfer",
         "attachments": [],
     }
     message = send_question(record, "Please pay.", "p:d", DEFAULT_LIMITS).message
-    assert "WARNING: ceo@cont\u043eso.com mixes CYRILLIC and LATIN letters: cont<U+043E>so" in (
+    assert "WARNING: to[0].address mixes CYRILLIC and LATIN letters: cont<U+043E>so" in message
+    assert "To: CEO <ceo@cont\u043eso.com>, boss@contoso.com <x@evil.example>" in message
+    assert "WARNING: the name 'boss@contoso.com' is shown for the address x@evil.example" in (
         message
     )

@@ -14,7 +14,7 @@ from acting import FAST, Draft, ScriptedMailbox, acting_session, outlook_id
 from loopback import LoopbackServer
 
 from mfconnector.limits import DEFAULT_LIMITS
-from mfconnector.writes.outgoing import mixed_script_labels, parse_recipient
+from mfconnector.writes.outgoing import mixed_script_labels, parse_recipient, record_warnings
 
 B64 = base64.b64encode(b"hello").decode()
 
@@ -39,6 +39,11 @@ REFUSED = [
     ("two at signs", {"to": ["a@b@c.example"]}, "not an email address"),
     ("bidi control in a name", {"to": ["Megan \u202eBowen <megan@contoso.com>"]}, "U+202E"),
     ("object without an address", {"to": [{"name": "Megan"}]}, '{"name": ...'),
+    (
+        "an address in angle brackets inside a name",
+        {"to": [{"name": "Boss <boss@contoso.com>", "address": "x@evil.example"}]},
+        "angle brackets",
+    ),
     ("CRLF in the subject", {"subject": "Hi\r\nBcc: x@evil.example"}, "U+000D"),
     ("NUL in the subject", {"subject": "Hi\x00"}, "U+0000"),
     ("a path up", {"attachments": [attachment("../../etc/passwd")]}, "not a plain file name"),
@@ -157,3 +162,23 @@ async def test_a_draft_with_look_alikes_and_hidden_characters_is_flagged_in_the_
     assert kinds[("invisible", "subject")]["shown_as"] == "Invoice <U+202E>FDP.exe"
     assert kinds[("invisible", "attachments[0].name")]["code_points"] == ["U+202E"]
     assert read["message"]["to"][0]["address"] == "ceo@cont\u043eso.com", "the record is exact"
+
+
+def test_a_name_that_is_another_address_is_flagged() -> None:
+    record = {
+        "from": {"name": "Adele", "address": "adele@contoso.com"},
+        "to": [
+            {"name": "boss@contoso.com", "address": "x@evil.example"},
+            {"name": "megan@contoso.com", "address": "Megan@Contoso.com"},
+        ],
+        "subject": "s",
+        "attachments": [],
+    }
+    assert record_warnings(record) == [
+        {
+            "kind": "name_is_another_address",
+            "field": "to[0].name",
+            "name": "boss@contoso.com",
+            "address": "x@evil.example",
+        }
+    ], "a name that is the address itself is ordinary"

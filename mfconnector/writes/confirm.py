@@ -32,7 +32,7 @@ from mfconnector.limits import Limits
 from mfconnector.visible import make_visible
 from mfconnector.writes.errors import WriteError
 from mfconnector.writes.gates import GateConfigError
-from mfconnector.writes.outgoing import mixed_script_labels
+from mfconnector.writes.outgoing import record_warnings
 
 __all__ = [
     "CONFIRM_ENV",
@@ -74,18 +74,20 @@ def _people(people: list[dict[str, str]]) -> str:
 
 
 def _look_alike_lines(record: dict[str, Any]) -> list[str]:
-    """One warning line per address label that mixes scripts (a Cyrillic letter in a
-    Latin domain reads the same on screen), with the foreign letters written out."""
-    people = [record["from"]]
-    for key in ("to", "cc", "bcc", "reply_to"):
-        people += record.get(key) or []
+    """One warning line per look-alike (a Cyrillic letter in a Latin domain reads the same on
+    screen; a name can be another address): the preview's warnings, in words. Invisible
+    characters need no line: every field is shown with them written out."""
     lines = []
-    for person in people:
-        for label in mixed_script_labels(person["address"]):
-            scripts = " and ".join(label["scripts"])
+    for warning in record_warnings(record):
+        if warning["kind"] == "mixed_script":
+            scripts = " and ".join(warning["scripts"])
             lines.append(
-                f"WARNING: {make_visible(person['address'])} mixes {scripts} letters: "
-                f"{label['shown_as']}"
+                f"WARNING: {warning['field']} mixes {scripts} letters: {warning['shown_as']}"
+            )
+        elif warning["kind"] == "name_is_another_address":
+            lines.append(
+                f"WARNING: the name {make_visible(warning['name'])!r} is shown for the "
+                f"address {make_visible(warning['address'])}"
             )
     return lines
 

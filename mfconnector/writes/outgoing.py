@@ -106,6 +106,12 @@ def _check_name(name: str, argument: str, limits: Limits) -> str:
             f"`{argument}` name is {len(name)} characters; at most {limits.display_name_chars}",
             "use a shorter name",
         )
+    if "<" in name or ">" in name:
+        raise _invalid(
+            f"`{argument}` name {name[:80]!r} holds angle brackets: it would read as another "
+            "address; nothing was done",
+            "give the person's name only, such as Megan Bowen",
+        )
     return name
 
 
@@ -224,6 +230,15 @@ def mixed_script_labels(address: str) -> list[dict[str, Any]]:
     return found
 
 
+_ADDRESS_LIKE = re.compile(r"[^\s<>()\"']+@[^\s<>()\"']+\.[^\s<>()\"']+")
+
+
+def _address_in_name(name: str) -> str | None:
+    """An address written into a display name ("boss@corp.com" <x@evil.example>)."""
+    match = _ADDRESS_LIKE.search(name)
+    return match.group(0) if match else None
+
+
 def _people(record: dict[str, Any]) -> Iterable[tuple[str, dict[str, str]]]:
     sender = record.get("from")
     if isinstance(sender, dict):
@@ -244,6 +259,16 @@ def record_warnings(record: dict[str, Any]) -> list[dict[str, Any]]:
                 warnings.append({"kind": "invisible", **hidden.as_warning(f"{where}.{key}")})
         for label in mixed_script_labels(person.get("address", "")):
             warnings.append({"kind": "mixed_script", "field": f"{where}.address", **label})
+        named = _address_in_name(person.get("name", ""))
+        if named is not None and named.lower() != person.get("address", "").lower():
+            warnings.append(
+                {
+                    "kind": "name_is_another_address",
+                    "field": f"{where}.name",
+                    "name": person["name"],
+                    "address": person.get("address", ""),
+                }
+            )
     hidden = find_hidden(record.get("subject", ""))
     if hidden is not None:
         warnings.append({"kind": "invisible", **hidden.as_warning("subject")})
