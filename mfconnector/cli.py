@@ -57,6 +57,14 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--demo and --fixtures keep it in memory",
     )
     parser.add_argument(
+        "--confirm",
+        choices=["user", "assistant"],
+        help="who confirms a send or permanent deletion: user = only the person, asked "
+        "through the client (refused where the client cannot ask); assistant = the "
+        "assistant's prepared_id and digest [MFC_CONFIRM; default: ask the person where "
+        "the client can, else the assistant]",
+    )
+    parser.add_argument(
         "--time-zone",
         metavar="ZONE",
         help="show and filter mail times in this zone (IANA or Windows name) instead of "
@@ -243,7 +251,10 @@ def _write_setup(
         raw = args.state_dir or os.environ.get("MFC_STATE_DIR", "").strip()
         directory = Path(raw).expanduser().absolute() if raw else default_state_dir(os.environ)
         path = directory / STATE_FILE_NAME
-    return WriteSetup(gates, AsyncSendStore(SendStore(path, limits=limits)), cloud=cloud)
+    from mfconnector.writes.confirm import confirm_mode
+
+    store = AsyncSendStore(SendStore(path, limits=limits))
+    return WriteSetup(gates, store, cloud=cloud, confirm=confirm_mode(args, os.environ))
 
 
 def _mailbox(args: argparse.Namespace) -> str | None:

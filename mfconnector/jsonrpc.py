@@ -47,9 +47,12 @@ class Notification:
 
 @dataclass(frozen=True, slots=True)
 class ClientResponse:
-    """A ``result``/``error`` sent to us: this server issues no requests, so it is dropped."""
+    """A ``result``/``error`` sent to us: the answer to an ``elicitation/create`` we sent,
+    or (for any other id) something to ignore."""
 
     id: Any
+    result: Any = None
+    error: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +178,7 @@ def classify(obj: Any) -> Message:
         )
     method = obj.get("method")
     if method is None and ("result" in obj or "error" in obj):
-        return ClientResponse(raw_id)
+        return ClientResponse(raw_id, obj.get("result"), obj.get("error"))
     if has_id and not _valid_id(raw_id):
         return Invalid(
             error_response(

@@ -214,6 +214,16 @@ class Limits:
     """Longest mail folder name created or renamed here (Exchange's display-name limit)."""
     action_list_item_chars: int = 320
     """Longest entry of a list argument of an acting tool (an address, a category)."""
+    attachment_name_chars: int = 255
+    """Longest attachment file name accepted by an acting tool (the common file-system
+    limit for one name; Outlook shows no more)."""
+    confirm_excerpt_chars: int = 280
+    """Most body characters shown to the person when the client asks them to confirm a
+    send (the recipients, subject and attachment names are shown whole)."""
+    confirm_wait_seconds: float = 600.0
+    """How long a 2025 session's ``elicitation/create`` may wait for the person's answer;
+    past it nothing is done (a 2026 ``input_required`` answer's ``requestState`` expires
+    after the same time)."""
 
     # --- documents (Word, Excel, PowerPoint, PDF, .eml) -------------------------------
     document_bytes: int = 25_000_000

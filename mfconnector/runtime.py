@@ -148,7 +148,7 @@ class Runtime:
                 try:
                     with running.scope:
                         with reporting_to(reporter):
-                            replies = await session.answer(running)
+                            replies = await session.answer(running, outbox.send)
                         if reporter is not None:
                             reporter.close()
                         for reply in replies:

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mfconnector.elicitation import (
+    CURRENT_ASK,
+    Ask,
+    InputRequired,
+    StateSigner,
+    client_can_elicit,
+)
 from mfconnector.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -30,6 +37,8 @@ from mfconnector.jsonrpc import (
     result_response,
 )
 from mfconnector.protocol import (
+    META_CLIENT_CAPABILITIES,
+    META_SERVER_INFO,
     SUPPORTED_VERSIONS,
     Era,
     finish_result,
@@ -68,6 +77,11 @@ class ToolCall:
     arguments: dict[str, Any]
     progress_token: RequestId | None = None
     """``params._meta.progressToken``: the client wants ``notifications/progress``."""
+    can_elicit: bool = False
+    """The client declared form elicitation (in this request's ``_meta``, or at initialize)."""
+    input_responses: Any = None
+    request_state: Any = None
+    """2026-07-28: what a retry after ``input_required`` brings back (checked by the tool)."""
 
 
 @dataclass
@@ -116,6 +130,9 @@ class McpServer:
         }
         self._context = context
         self._legacy_version: str | None = None
+        self._legacy_elicits = False
+        self._signer = StateSigner()
+        """Signs ``requestState``; its key lives in this process only."""
         self._tools_list_json = {
             modern: encode_json(finish_result({"tools": self._definitions}, era, cacheable=True))
             for modern, era in (
@@ -138,12 +155,34 @@ class McpServer:
             log.exception("unexpected failure while routing %s", request.method[:100])
             return _error_reply(request.id, ProtocolError(INTERNAL_ERROR, "Internal error"))
 
-    async def call_tool(self, call: ToolCall) -> Reply:
-        """Run a tool call (in a worker: it may wait on Graph) and wrap its result."""
+    async def call_tool(
+        self,
+        call: ToolCall,
+        round_trip: Callable[[dict[str, Any]], Awaitable[Any]] | None = None,
+    ) -> Reply:
+        """Run a tool call (in a worker: it may wait on Graph) and wrap its result.
+
+        ``round_trip``: how a 2025-era call asks the person (``elicitation/create``).
+        """
+        ask = Ask(
+            call.era.version,
+            call.can_elicit and (call.era.modern or round_trip is not None),
+            self._signer,
+            call.input_responses,
+            call.request_state,
+            None if call.era.modern else round_trip,
+        )
+        token = CURRENT_ASK.set(ask)
         try:
             result = await self._call_tool(call)
         except ProtocolError as error:
             return _error_reply(call.request_id, error)
+        except InputRequired as needed:
+            answer = needed.result()
+            answer["_meta"] = {META_SERVER_INFO: server_info()}
+            return Reply(result_response(call.request_id, answer))
+        finally:
+            CURRENT_ASK.reset(token)
         return self._ok(call.request_id, result, call.era)
 
     def busy_reply(self, call: ToolCall, in_flight: int) -> Reply:
@@ -229,7 +268,27 @@ class McpServer:
                 f"{limit:,}-byte limit for tool arguments"
             )
             return self._ok(request_id, self._argument_error(message, era), era)
-        return ToolCall(request_id, era, name, arguments, _progress_token(params))
+        progress_token = _progress_token(params)
+        if not era.modern:
+            return ToolCall(
+                request_id,
+                era,
+                name,
+                arguments,
+                progress_token=progress_token,
+                can_elicit=self._legacy_elicits,
+            )
+        capabilities = params["_meta"].get(META_CLIENT_CAPABILITIES)
+        return ToolCall(
+            request_id,
+            era,
+            name,
+            arguments,
+            progress_token=progress_token,
+            can_elicit=client_can_elicit(capabilities),
+            input_responses=params.get("inputResponses"),
+            request_state=params.get("requestState"),
+        )
 
     @staticmethod
     def _argument_error(message: str, era: Era) -> dict[str, Any]:
@@ -250,6 +309,7 @@ class McpServer:
         if not isinstance(client, dict) or not isinstance(client.get("name"), str):
             raise ProtocolError(INVALID_PARAMS, "initialize needs params.clientInfo with a name")
         self._legacy_version = negotiate_legacy(requested)
+        self._legacy_elicits = client_can_elicit(params["capabilities"])
         return {
             "protocolVersion": self._legacy_version,
             "capabilities": {"tools": {"listChanged": False}},
@@ -293,6 +353,8 @@ class McpServer:
             return self._argument_error(message, call.era)
         try:
             structured = await tool.handler(self._context, arguments)
+        except InputRequired:
+            raise
         except ToolError as error:
             return error_result(error)
         except Exception:

@@ -8,6 +8,8 @@ No tasks and no channels (``mfconnector.runtime`` owns those). This module decid
   never answered), a running one has its scope cancelled (nothing more is said for it);
 - what a request that reuses the id of one still in flight gets: ``-32600`` with
   ``id: null``, so it cannot be taken for the original's reply, and a warning in the log;
+- where a client's response goes: to the ``elicitation/create`` a 2025-era call is waiting
+  on (``mfconnector.asking``; the reader only hands it over), else ignored and logged;
 - how replies are encoded, within ``response_bytes``;
 - the shutdown grace period: after end of input, running and queued calls get
   ``eof_grace_seconds`` of work, then an error that says so; a reply that is ready is
@@ -20,11 +22,13 @@ import json
 import logging
 import math
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
+from mfconnector.asking import PendingAsks
 from mfconnector.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mfconnector.framing import Line, Oversized
 from mfconnector.jsonrpc import (
@@ -74,6 +78,8 @@ class Session:
         self._running: dict[_Key, Running] = {}
         self._work_deadline = math.inf
         self.input_ended = False
+        self.asks = PendingAsks(limits.workers, limits.confirm_wait_seconds)
+        """``elicitation/create`` requests (2025 eras) waiting for the client's answer."""
 
     @property
     def in_flight(self) -> int:
@@ -109,7 +115,7 @@ class Session:
             else:
                 self._server.notify(message)
         elif isinstance(message, ClientResponse):
-            log.debug("ignored a response from the client; this server sends no requests")
+            self.asks.deliver(message.id, message.result, message.error)
         return []
 
     def _on_request(self, request: Request) -> list[bytes]:
@@ -161,13 +167,19 @@ class Session:
         self._running[key] = running
         return running
 
-    async def answer(self, running: Running) -> list[bytes]:
-        """Run the call (its work under the grace deadline) and encode its reply lines."""
+    async def answer(
+        self, running: Running, send: Callable[[bytes], Awaitable[None]] | None = None
+    ) -> list[bytes]:
+        """Run the call (its work under the grace deadline) and encode its reply lines.
+
+        ``send``: the worker's outbox, through which a 2025-era call may ask the person.
+        """
         call = running.call
         reply: Reply | None = None
+        round_trip = self.asks.asker(send) if send is not None and not call.era.modern else None
         with running.work:
             try:
-                reply = await self._server.call_tool(call)
+                reply = await self._server.call_tool(call, round_trip)
             except Exception:
                 log.exception("unexpected failure in tools/call %s", call.name[:100])
                 reply = Reply(error_response(call.request_id, INTERNAL_ERROR, "Internal error"))

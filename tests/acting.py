@@ -361,11 +361,12 @@ async def acting_session(
     clock: Callable[[], float] = time.time,
     cloud: str = "global",
     limits: Limits = FAST,
+    confirm: str = "auto",
 ) -> AsyncIterator[Caller]:
     tokens = tokens or ScopedTokens()
     client = GraphClient(root=f"{server.url}/v1.0", token_provider=tokens, limits=limits)
     send_store = store or SendStore(None, limits=limits, clock=clock)
-    setup = WriteSetup(gates, AsyncSendStore(send_store), cloud=cloud, clock=clock)
+    setup = WriteSetup(gates, AsyncSendStore(send_store), cloud=cloud, clock=clock, confirm=confirm)
 
     async def graph() -> GraphClient:
         return client

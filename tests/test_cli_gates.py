@@ -72,7 +72,12 @@ def test_flags_and_environment_open_gates(
 
 @pytest.mark.parametrize(
     ("args", "env"),
-    [(["--enable-delete"], {}), ([], {"MFC_ENABLE_DELETE": "1"}), ([], {"MFC_ENABLE_SEND": "2"})],
+    [
+        (["--enable-delete"], {}),
+        ([], {"MFC_ENABLE_DELETE": "1"}),
+        ([], {"MFC_ENABLE_SEND": "2"}),
+        (["--enable-send"], {"MFC_CONFIRM": "nobody"}),
+    ],
 )
 def test_impossible_switches_exit_2_with_one_line(args: list[str], env: dict[str, str]) -> None:
     done = run_server(["--demo", *args], [], env)

@@ -57,10 +57,10 @@ def test_requests_notifications_and_client_responses_are_told_apart() -> None:
     assert parse_line(b'{"jsonrpc":"2.0","method":"notifications/x"}') == Notification(
         "notifications/x", None
     )
-    assert parse_line(b'{"jsonrpc":"2.0","id":1,"result":{}}') == ClientResponse(1)
+    assert parse_line(b'{"jsonrpc":"2.0","id":1,"result":{}}') == ClientResponse(1, {})
     assert parse_line(
         b'{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}'
-    ) == ClientResponse(1)
+    ) == ClientResponse(1, None, {"code": 1, "message": "m"})
     assert parse_line(b"   ") is None
     assert parse_line(b"") is None
     assert parse_line(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\r') == Request(1, "ping", None)

@@ -103,7 +103,7 @@ async def test_compact_is_a_table_that_names_what_it_leaves_out(graph: LoopbackS
     assert data["columns"][:5] == ["id", "subject", "from", "received", "flags"]
     assert [row["id"] for row in rows(data)] == [m["id"] for m in items]
     assert data["omitted"] == {
-        "fields": ["toRecipients", "conversationId", "parentFolderId", "bodyPreview"],
+        "fields": ["toRecipients", "conversationId", "parentFolderId", "bodyPreview", "changeKey"],
         "get": 'detail: "full"',
     }
     assert data["timeZone"] == "UTC"

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 from acting import FAST, Caller
 from harness import open_session, request
@@ -274,3 +275,94 @@ async def test_revising_a_reply_keeps_its_thread_and_replaces_attachments() -> N
     assert [a["address"] for a in review["message"]["cc"]] == ["lee@fabrikam.example"]
     assert [a["name"] for a in review["message"]["attachments"]] == ["b.txt"]
     assert source_after["source_digest"] == reply["digest"], "the source is untouched"
+
+
+async def test_unchanged_since_works_straight_from_a_full_read_or_list() -> None:
+    """Issue 17: the change key comes from a read, not only from an earlier write."""
+    async with demo_tools() as tools:
+        listed = (await tools.data("mail_list", {"limit": 1, "detail": "full"}))["messages"][0]
+        read = (await tools.data("mail_read", {"message_id": listed["id"], "detail": "full"}))[
+            "message"
+        ]
+        assert read["changeKey"] == listed["changeKey"] and listed["changeKey"]
+        flags = {"action": "flags", "message_id": listed["id"], "flag": "flagged"}
+        updated = await tools.ok("mail_modify", {**flags, "unchanged_since": read["changeKey"]})
+        stale = await tools.fail("mail_modify", {**flags, "unchanged_since": read["changeKey"]})
+        fresh = (await tools.data("mail_read", {"message_id": listed["id"], "detail": "full"}))[
+            "message"
+        ]
+    assert stale["error_code"] == "conflict"
+    assert fresh["changeKey"] == updated["updated"]["changeKey"] != read["changeKey"]
+
+
+async def test_acting_tools_take_folders_by_name_and_path_as_the_read_tools_do() -> None:
+    """Issue 17: destinations and parents by well-known name, display name or path."""
+    async with demo_tools() as tools:
+        created = await tools.ok(
+            "mail_create", {"action": "folder", "name": "Q3 receipts", "parent": "Projects"}
+        )
+        listed = await tools.data("mail_list", {"limit": 1, "detail": "full"})
+        message_id = listed["messages"][0]["id"]
+        moved = await tools.ok(
+            "mail_modify",
+            {"action": "move", "message_id": message_id, "destination": "Projects/Q3 receipts"},
+        )
+        copied = await tools.ok(
+            "mail_create",
+            {"action": "copy", "message_id": message_id, "destination": "Contoso Launch"},
+        )
+        launch = await tools.data(
+            "mail_list", {"folder": "Projects/Contoso Launch", "detail": "full"}
+        )
+        missing = await tools.fail(
+            "mail_modify",
+            {"action": "move", "message_id": message_id, "destination": "Projects/Nowhere"},
+        )
+    assert moved["moved"]["parentFolderId"] == created["created"]["id"]
+    in_launch = {m["id"]: m["parentFolderId"] for m in launch["messages"]}
+    assert in_launch[copied["copied"]["id"]] == copied["copied"]["parentFolderId"]
+    assert missing["error_code"] == "invalid_arguments" and "Nowhere" in missing["message"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "outcome"),
+    [
+        (["--confirm", "user"], {}, "confirmation_required"),
+        ([], {"MFC_CONFIRM": "user"}, "confirmation_required"),
+        (["--confirm", "assistant"], {"MFC_CONFIRM": "user"}, "assistant"),
+        ([], {}, "assistant"),
+    ],
+)
+async def test_the_confirm_switch_from_the_command_line(
+    argv: list[str], env: dict[str, str], outcome: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that declares no elicitation: --confirm user refuses, else the assistant."""
+    monkeypatch.delenv("MFC_CONFIRM", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    args = build_parser().parse_args([*SWITCHES, *argv])
+    gates = gates_from_args(args, {})
+    ctx, graph = _context(args, FAST, gates)
+    try:
+        with trio.fail_after(60):
+            async with open_session(
+                tools=listed_tools(gates), context=ctx, limits=FAST, hidden=hidden_tools(gates)
+            ) as session:
+                tools = Caller(session)
+                prepared = await tools.ok(
+                    "mail_prepare",
+                    {
+                        "action": "new",
+                        "to": ["megan@fabrikam.example"],
+                        "subject": "c",
+                        "text": "x",
+                    },
+                )
+                result = await tools.call("mail_send_confirmed", confirm(prepared))
+    finally:
+        await graph.aclose()
+    if outcome == "assistant":
+        assert result["structuredContent"]["confirmed_by"] == "assistant"
+    else:
+        error = json.loads(result["content"][0]["text"])["error"]
+        assert error["error_code"] == outcome and "nothing was sent" in error["message"]

@@ -103,7 +103,7 @@ async def test_each_gate_lists_its_tools_and_hidden_ones_answer_gate_disabled(
         ("mail_create", {"action": "explode"}, "is not one of"),
         ("mail_create", {"action": "draft", "text": "a", "html": "<p>a</p>"}, "not both"),
         ("mail_create", {"action": "draft", "to": ["not an address"]}, "not an email"),
-        ("mail_create", {"action": "draft", "to": [None]}, "non-empty string"),
+        ("mail_create", {"action": "draft", "to": [None]}, "is not of type"),
         ("mail_create", {"action": "draft", "attachments": [{"name": "a"}]}, "content_base64"),
         (
             "mail_create",
@@ -374,6 +374,7 @@ async def test_permanent_delete_echoes_what_it_deleted(graph: LoopbackServer) ->
             "receivedDateTime": "2026-03-01T10:00:00Z",
         },
         "recoverable": False,
+        "confirmed_by": "assistant",  # this client declared no elicitation
     }
     assert graph.requests[-1].body == b""
     assert graph.requests[-1].header("content-length") == "0"

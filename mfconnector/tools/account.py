@@ -113,9 +113,8 @@ ACCOUNT_STATUS = Tool(
     name="account_status",
     title="Account status",
     description=(
-        "Who the connector reads mail and files for, in which mode, whether sign-in works, "
-        "its capabilities (scopes, mailbox time zone, shared mailboxes, other drives) and "
-        "limits. Call it first, and on any auth problem."
+        "Who the connector serves, its mode, whether sign-in works, capabilities (scopes, "
+        "time zone, mailboxes, drives) and limits. Call it first, and on any auth problem."
     ),
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,

@@ -12,12 +12,18 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from mfconnector.errors import ToolError
 from mfconnector.limits import Limits
 from mfconnector.tools.attachment_sources import check_entries
 from mfconnector.tools.base import ToolContext
-from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS
+from mfconnector.tools.mailbox import (
+    GRAPH_WELL_KNOWN_FOLDERS,
+    MIN_FOLDER_ID_CHARS,
+    mailbox_of,
+    resolve_folder,
+)
 from mfconnector.writes.errors import WriteError, as_write_error
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
 
@@ -30,6 +36,7 @@ __all__ = [
     "acting_handler",
     "check_id",
     "check_shapes",
+    "folder_argument",
     "folder_target",
 ]
 
@@ -110,7 +117,8 @@ def check_fields(name: str, arguments: Mapping[str, Any], actions: Mapping[str, 
 
 
 _HEX = {"source_digest": 64, "confirmed_digest": 64, "prepared_id": 32}
-_STRING_LISTS = ("to", "cc", "bcc", "categories_add", "categories_remove")
+_STRING_LISTS = ("categories_add", "categories_remove")
+"""Recipient lists (to, cc, bcc) are checked item by item by ``writes.outgoing``."""
 
 
 def check_shapes(arguments: Mapping[str, Any], limits: Limits) -> None:
@@ -170,3 +178,15 @@ def folder_target(value: str, argument: str) -> str:
     if value.lower() in GRAPH_WELL_KNOWN_FOLDERS:
         return value.lower()
     return check_id(value, argument)
+
+
+async def folder_argument(ctx: ToolContext, value: str, argument: str) -> str:
+    """A folder as the read tools take it: well-known name, id, display name or path
+    (``Projects/Contoso``), resolved the way the read tools resolve it; returns the
+    well-known name or the folder's id, unquoted (for a request body)."""
+    if value.lower() in GRAPH_WELL_KNOWN_FOLDERS or (
+        len(value) >= MIN_FOLDER_ID_CHARS and _ID.match(value)
+    ):
+        return folder_target(value, argument)
+    segment = await resolve_folder(ctx, mailbox_of(ctx, {}), value, argument)
+    return unquote(segment)

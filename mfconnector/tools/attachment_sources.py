@@ -33,6 +33,7 @@ from mfconnector.graph.urls import quote_segment
 from mfconnector.limits import Limits
 from mfconnector.tools.base import ToolContext
 from mfconnector.writes.errors import WriteError
+from mfconnector.writes.outgoing import check_attachment_name, check_content_type
 
 if TYPE_CHECKING:
     from mfconnector.graph.spool import SpooledFile
@@ -110,12 +111,10 @@ def check_entries(entries: Any, limits: Limits) -> None:
                     f"`attachments[{index}].{key}` is not an id: {value[:40]!r}",
                     "pass ids exactly as files_list, mail_read or mail_attachment gave them",
                 )
-        if "name" in keys and len(entry["name"]) > limits.display_name_chars:
-            raise _invalid(
-                f"`attachments[{index}].name` is longer than {limits.display_name_chars} "
-                "characters",
-                "choose a shorter file name",
-            )
+        if "name" in keys:
+            check_attachment_name(entry["name"], f"attachments[{index}].name", limits)
+        if "content_type" in keys:
+            check_content_type(entry["content_type"], f"attachments[{index}].content_type")
 
 
 @dataclass(frozen=True)
@@ -162,6 +161,10 @@ async def resolve_sources(
             source = await _drive_file(ctx, entry)
         else:
             source = await _message_attachment(ctx, entry)
+        # A name or type read from the drive or a message is checked like one typed in:
+        # what the person confirms must be what the recipients get.
+        check_attachment_name(source.name, f"attachments[{index}] (its name)", limits)
+        check_content_type(source.content_type, f"attachments[{index}] (its content type)")
         sources.append(source)
     total = sum(s.size for s in sources)
     if total > limits.draft_attachment_total_bytes:

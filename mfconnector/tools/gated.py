@@ -57,6 +57,9 @@ def instructions(gates: Gates) -> str:
         text += (
             " Before mail_send_confirmed, show the user the complete mail_prepare preview "
             "(recipients including Bcc, subject, text, attachments) and send only after they "
-            "approve that exact message; never call it again after an unclear outcome."
+            "approve that exact message; never call it again after an unclear outcome. "
+            "Where the client can ask, the server also asks the user itself before sending, "
+            "and acts only on their own answer; show them the preview's "
+            "warnings (look-alike addresses, hidden characters)."
         )
     return text

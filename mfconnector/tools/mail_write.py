@@ -6,9 +6,9 @@ Ids are immutable (``Prefer: IdType="ImmutableId"``), so a moved message keeps i
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from mfconnector.elicitation import Question
 from mfconnector.errors import GraphError, ToolError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.limits import Limits
@@ -19,7 +19,7 @@ from mfconnector.tools.acting import (
     Progress,
     acting_handler,
     check_id,
-    folder_target,
+    folder_argument,
 )
 from mfconnector.tools.attachment_sources import (
     ATTACHMENT_ITEMS,
@@ -30,12 +30,14 @@ from mfconnector.tools.attachment_sources import (
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import input_schema
 from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS
+from mfconnector.writes.confirm import confirm_with_person, delete_question
 from mfconnector.writes.errors import WriteError, as_write_error
 from mfconnector.writes.message import (
     PREFER_IDS,
     freeze_unchanged_draft,
     recipients,
 )
+from mfconnector.writes.outgoing import check_subject, parse_recipient
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
 
 __all__ = [
@@ -48,8 +50,11 @@ __all__ = [
 ]
 
 STR: dict[str, Any] = {"type": "string"}
-LIST: dict[str, Any] = {"type": "array"}
-"""Addresses or category names; each item is checked to be a string by ``strings``."""
+PEOPLE: dict[str, Any] = {"type": "array", "items": {"type": ["string", "object"]}}
+"""Recipients: ``"addr"``, ``"Name <addr>"`` or ``{name, address}``, checked one by one by
+``writes.outgoing.parse_recipient``."""
+NAMES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+"""Category names; each one's length is checked by ``check_shapes``."""
 DIGEST = STR
 """64 lowercase hex digits, checked by ``check_hex`` (a pattern costs discovery bytes)."""
 ATTACHMENTS = ATTACHMENT_ITEMS
@@ -58,7 +63,6 @@ DRAFT_FIELDS = ("to", "cc", "bcc", "subject", "text", "html", "attachments")
 OUTPUT = None
 """Acting tools publish no output schema: their results are small objects described in
 docs/TOOLS.md, and the discovery budget counts every byte."""
-_ADDRESS = re.compile(r"^[^@\s<>,;\"]{1,64}@[^@\s<>,;\"]{1,255}$")
 
 
 def _user(ctx: ToolContext) -> str:
@@ -118,16 +122,12 @@ def draft_fields(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
         ("bcc", "bccRecipients"),
     ):
         if argument in arguments:
-            addresses = arguments[argument]
-            for address in addresses:
-                if not _ADDRESS.match(address):
-                    raise WriteError(
-                        "invalid_arguments",
-                        f"`{argument}` holds {address[:80]!r}, which is not an email address",
-                        hint="pass plain addresses such as name@example.com",
-                    )
-            count += len(addresses)
-            message[graph_name] = recipients(addresses)
+            people = [
+                parse_recipient(item, f"{argument}[{index}]", ctx.limits)
+                for index, item in enumerate(arguments[argument])
+            ]
+            count += len(people)
+            message[graph_name] = recipients(people)
     if count > ctx.limits.draft_recipients:
         raise WriteError(
             "invalid_arguments",
@@ -135,7 +135,7 @@ def draft_fields(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
             hint="send to a distribution list instead",
         )
     if "subject" in arguments:
-        message["subject"] = arguments["subject"]
+        message["subject"] = check_subject(arguments["subject"])
     if "text" in arguments:
         message["body"] = {"contentType": "text", "content": arguments["text"]}
     if "html" in arguments:
@@ -175,7 +175,8 @@ async def create_folder(
     name = _display_name(arguments["name"], "name", ctx.limits)
     path = f"{_user(ctx)}/mailFolders"
     if "parent" in arguments:
-        path += f"/{quote_segment(folder_target(arguments['parent'], 'parent'))}/childFolders"
+        parent = await folder_argument(ctx, arguments["parent"], "parent")
+        path += f"/{quote_segment(parent)}/childFolders"
     created = await write(ctx, progress, "POST", path, {"displayName": name})
     return {"created": _pick(created, "id", "displayName", "parentFolderId")}
 
@@ -183,8 +184,8 @@ async def create_folder(
 async def copy_message(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    destination = folder_target(arguments["destination"], "destination")
     path = f"{_message_path(ctx, arguments['message_id'])}/copy"
+    destination = await folder_argument(ctx, arguments["destination"], "destination")
     copied = await write(ctx, progress, "POST", path, {"destinationId": destination})
     return {"copied": _pick(copied, "id", "parentFolderId", "subject")}
 
@@ -274,7 +275,7 @@ MAIL_CREATE = Tool(
     description=(
         "Adds only. folder: name,parent. copy: message_id,destination. draft: to,cc,bcc,"
         "subject,text|html,attachments. revise_draft: message_id,"
-        "source_digest + changes (as a copy)."
+        "source_digest + changes (a copy)."
     ),
     input_schema=input_schema(
         {
@@ -284,9 +285,9 @@ MAIL_CREATE = Tool(
             "message_id": STR,
             "destination": STR,
             "source_digest": DIGEST,
-            "to": LIST,
-            "cc": LIST,
-            "bcc": LIST,
+            "to": PEOPLE,
+            "cc": PEOPLE,
+            "bcc": PEOPLE,
             "subject": STR,
             "text": STR,
             "html": STR,
@@ -362,8 +363,8 @@ async def set_flags(
 async def move_message(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
-    destination = folder_target(arguments["destination"], "destination")
     path = f"{_message_path(ctx, arguments['message_id'])}/move"
+    destination = await folder_argument(ctx, arguments["destination"], "destination")
     moved = await write(ctx, progress, "POST", path, {"destinationId": destination})
     return {"moved": _pick(moved, "id", "parentFolderId", "subject")}
 
@@ -420,7 +421,7 @@ MAIL_MODIFY = Tool(
     name="mail_modify",
     title="Change mail",
     description=(
-        "flags: message_id + read,flag,categories_add/remove,unchanged_since (changeKey). "
+        "flags: message_id,read,flag,categories_add/remove,unchanged_since (changeKey). "
         "move: message_id,destination. rename: folder_id,name. trash: message_id."
     ),
     input_schema=input_schema(
@@ -429,8 +430,8 @@ MAIL_MODIFY = Tool(
             "message_id": STR,
             "read": {"type": "boolean"},
             "flag": {"enum": list(FLAG_STATES)},
-            "categories_add": LIST,
-            "categories_remove": LIST,
+            "categories_add": NAMES,
+            "categories_remove": NAMES,
             "unchanged_since": STR,
             "destination": STR,
             "folder_id": STR,
@@ -483,12 +484,27 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
             headers=PREFER_IDS,
         )
         item = answer.body if isinstance(answer.body, dict) else {}
+        sender = (
+            item.get("from", {}).get("emailAddress", {})
+            if isinstance(item.get("from"), dict)
+            else {}
+        )
+
+        async def question() -> Question:
+            return delete_question(item, sender.get("address"), str(item.get("id") or path))
+
+        confirmed_by = await confirm_with_person(
+            setup.confirm,
+            "mail_delete_permanently",
+            arguments,
+            question,
+            now=setup.clock(),
+            limits=ctx.limits,
+            consequence="nothing was deleted",
+        )
         await write(ctx, progress, "POST", f"{path}/permanentDelete")
     except ToolError as error:
         raise as_write_error(error, writing=progress.writing) from None
-    sender = (
-        item.get("from", {}).get("emailAddress", {}) if isinstance(item.get("from"), dict) else {}
-    )
     return {
         "deleted": {
             "id": item.get("id", arguments["message_id"]),
@@ -497,13 +513,14 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
             "receivedDateTime": item.get("receivedDateTime"),
         },
         "recoverable": False,
+        "confirmed_by": confirmed_by,
     }
 
 
 MAIL_DELETE_PERMANENTLY = Tool(
     name="mail_delete_permanently",
     title="Delete permanently",
-    description="Deletes a message for good (not to Deleted Items).",
+    description="Deletes a message for good, not to Deleted Items.",
     input_schema=input_schema({"message_id": STR}, "message_id"),
     output_schema=OUTPUT,
     handler=delete_permanently,

@@ -40,7 +40,10 @@ FULL_LIST_FIELDS = (
     "conversationId",
     "parentFolderId",
     "bodyPreview",
+    "changeKey",
 )
+"""``changeKey`` is the concurrency token ``mail_modify flags unchanged_since`` checks, so
+the guard can be used straight from a fresh full read or list."""
 FULL_READ_FIELDS = (
     *FULL_LIST_FIELDS,
     "sender",

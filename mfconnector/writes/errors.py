@@ -14,6 +14,9 @@ The codes an assistant can branch on (docs/TOOLS.md lists what each one means):
     state_unavailable      the local state file cannot be used (named)
     auth_required          not signed in
     graph_error            Graph refused for another reason (its code is included)
+    declined               the person declined or dismissed the question; nothing was done
+    confirmation_required  --confirm user, and this client cannot ask the person
+    confirmation_invalid   a requestState that is not ours for this call, or a bad answer
 
 ``retry_safe`` says whether repeating the same call cannot do something twice.
 ``outcome`` (for multi-request operations) says what was done and what was not.

@@ -22,6 +22,7 @@ from typing import Any
 from mfconnector.graph.urls import quote_segment
 from mfconnector.tools.base import ToolContext, wire_bytes
 from mfconnector.writes.errors import WriteError
+from mfconnector.writes.outgoing import record_warnings
 
 __all__ = [
     "DIGEST_PREFIX",
@@ -79,9 +80,12 @@ def _addresses(value: Any) -> list[dict[str, str]]:
     return [a for a in (_address(e) for e in entries) if a is not None]
 
 
-def recipients(addresses: list[str]) -> list[dict[str, Any]]:
-    """Graph recipients from plain addresses."""
-    return [{"emailAddress": {"address": address}} for address in addresses]
+def recipients(people: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Graph recipients from checked (name, address) pairs; an empty name is left out."""
+    return [
+        {"emailAddress": {"address": address, **({"name": name} if name else {})}}
+        for name, address in people
+    ]
 
 
 def _user(ctx: ToolContext) -> str:
@@ -222,6 +226,9 @@ async def preview(ctx: ToolContext, frozen: FrozenMessage, **extra: Any) -> dict
     else:
         message["text"] = body["content"]
     result = {**extra, "message": message}
+    warnings = record_warnings(frozen.record)
+    if warnings:
+        result["warnings"] = warnings
     size = wire_bytes(result)
     if size > ctx.limits.preview_bytes:
         raise WriteError(

@@ -29,6 +29,8 @@ class WriteSetup:
     clock: Callable[[], float] = time.time
     mailbox_address: dict[str, str] | None = None
     well_known_folder_ids: dict[str, str] = field(default_factory=dict)
+    confirm: str = "auto"
+    """Who confirms sends and permanent deletions (``writes.confirm``): auto, user, assistant."""
 
 
 def gate_error(tool: str, gate: str) -> WriteError:
