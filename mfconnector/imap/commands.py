@@ -36,6 +36,7 @@ __all__ = [
     "examine",
     "expunge_uids",
     "fetch",
+    "fetch_range",
     "list_mailboxes",
     "move",
     "noop",
@@ -271,3 +272,21 @@ async def thread(
     await _ensure_open(connection, mailbox, writable=False)
     result = await connection.command(b"UID THREAD REFERENCES UTF-8", *criteria)
     return results.threads(result.untagged)
+
+
+async def fetch_range(
+    connection: ImapConnection,
+    mailbox: str,
+    uid: int,
+    offset: int,
+    count: int,
+    section: str = "",
+) -> bytes:
+    """``count`` bytes of a section from ``offset`` (``BODY.PEEK[section]<offset.count>``):
+    how a large message is read a chunk at a time. Fewer bytes mean the end was reached."""
+    if offset < 0 or count < 1:
+        raise ValueError("a range needs offset >= 0 and count >= 1")
+    found = await fetch(connection, mailbox, [uid], [f"BODY.PEEK[{section}]<{offset}.{count}>"])
+    if not found:
+        return b""
+    return found[0].sections.get(f"BODY[{section}]<{offset}>", b"")

@@ -96,7 +96,8 @@ class ResponseReader:
         self._buffer = bytearray()
         self._scanned = 0
         self._parts: list[bytes | LiteralData] = []
-        self._literal: bytearray | None = None
+        self._literal: list[bytes] | None = None
+        self._literal_size = 0
         self._literal_left = 0
         self._response_bytes = 0
         self._broken: ImapProtocolError | None = None
@@ -104,8 +105,10 @@ class ResponseReader:
     @property
     def buffered_bytes(self) -> int:
         """Bytes held for the response being read (buffer, parts and literal so far)."""
-        held = len(self._buffer) + sum(len(part) for part in self._parts)
-        return held + (len(self._literal) if self._literal is not None else 0)
+        held = len(self._buffer) + sum(
+            len(part.data if isinstance(part, LiteralData) else part) for part in self._parts
+        )
+        return held + (self._literal_size - self._literal_left if self._literal is not None else 0)
 
     @property
     def wants_literal_bytes(self) -> int:
@@ -154,8 +157,8 @@ class ResponseReader:
                 )
             self._count(size)
             self._parts.append(line[: mark.start()])
-            self._literal = bytearray()
-            self._literal_left = size
+            self._literal = []
+            self._literal_size = self._literal_left = size
 
     def _count(self, size: int) -> None:
         self._response_bytes += size
@@ -193,22 +196,27 @@ class ResponseReader:
         assert self._literal is not None
         taken = min(self._literal_left, len(self._buffer))
         if taken:
-            self._literal += self._buffer[:taken]
+            # Chunks joined once at the end: no re-allocation doubling a growing buffer.
+            self._literal.append(bytes(self._buffer[:taken]))
             del self._buffer[:taken]
             self._literal_left -= taken
         if self._literal_left:
             return False
-        self._parts.append(LiteralData(bytes(self._literal)))
+        self._parts.append(LiteralData(b"".join(self._literal)))
         self._literal = None
         return True
 
 
-class LiteralData(bytes):
-    """The bytes of one literal, told apart from the line text around it."""
+@dataclass(frozen=True, slots=True)
+class LiteralData:
+    """The bytes of one literal, told apart from the line text around it (no copy)."""
+
+    data: bytes
 
 
 def _build(parts: list[bytes | LiteralData], depth_cap: int) -> Response:
     first = parts[0]
+    assert isinstance(first, bytes)  # a response always starts with a line
     if any(b"\0" in part for part in parts if not isinstance(part, LiteralData)):
         raise ImapProtocolError("the IMAP server sent a NUL byte outside a literal")
     if first.startswith(b"+"):
@@ -260,7 +268,7 @@ def parse_values(parts: list[bytes | LiteralData], depth_cap: int) -> list[Value
     stack: list[list[Value]] = [[]]
     for part in parts:
         if isinstance(part, LiteralData):
-            stack[-1].append(bytes(part))
+            stack[-1].append(part.data)
         else:
             _tokens(part, stack, depth_cap)
     if len(stack) != 1:
