@@ -50,12 +50,12 @@ def alice(dovecot: Dovecot) -> ServerSettings:
 
 
 @pytest.fixture
-def smtp_relay(dovecot: Dovecot) -> Iterator[Callable[[Fault], SmtpRelay]]:
+def smtp_relay(dovecot: Dovecot) -> Iterator[Callable[..., SmtpRelay]]:
     """Start relays on demand (``smtp_relay("close_inside_data")``); all stop at teardown."""
     started: list[SmtpRelay] = []
 
-    def start(fault: Fault = "none") -> SmtpRelay:
-        relay = SmtpRelay(dovecot, fault).__enter__()
+    def start(fault: Fault = "none", starttls: bool = False) -> SmtpRelay:
+        relay = SmtpRelay(dovecot, fault, starttls=starttls).__enter__()
         started.append(relay)
         return relay
 

@@ -340,7 +340,7 @@ class _RelayHandler:
             lmtp.sendmail(envelope.mail_from, recipients, content)
         self.relay.received.append(content)
         if fault == "close_inside_data":
-            session.transport.close()
+            server.transport.close()
             return "250 OK"  # never reaches the client: the connection is already closed
         return "250 2.0.0 Queued"
 
@@ -348,14 +348,25 @@ class _RelayHandler:
 class SmtpRelay:
     """An aiosmtpd submission server on 127.0.0.1 that delivers into ``dovecot``."""
 
-    def __init__(self, dovecot: Dovecot, fault: Fault = "none") -> None:
+    def __init__(self, dovecot: Dovecot, fault: Fault = "none", *, starttls: bool = False) -> None:
         self.dovecot = dovecot
         self.fault: Fault = fault
         self.received: list[bytes] = []
         self.port = free_port()
         from aiosmtpd.controller import Controller
 
-        self._controller = Controller(_RelayHandler(self), hostname="127.0.0.1", port=self.port)
+        tls: ssl.SSLContext | None = None
+        if starttls:
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            certs = dovecot.directory / "tls"
+            tls.load_cert_chain(certs / "server.pem", certs / "key.pem")
+        self._controller = Controller(
+            _RelayHandler(self),
+            hostname="127.0.0.1",
+            port=self.port,
+            tls_context=tls,
+            require_starttls=starttls,
+        )
 
     def __enter__(self) -> SmtpRelay:
         self._controller.start()
