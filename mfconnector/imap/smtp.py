@@ -17,6 +17,7 @@ smtplib does not already cap) under ``smtp_seconds``. The outcome is a value:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import smtplib
 import socket
@@ -82,10 +83,8 @@ class _Progress:
             client = self.client
             stage = self.stage
         if client is not None and client.sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 client.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         return stage
 
 
@@ -182,10 +181,8 @@ def _submit_blocking(
             "nothing was sent",
         )
     finally:
-        try:
+        with contextlib.suppress(OSError):
             client.close()
-        except OSError:
-            pass
 
 
 def _connect(settings: ServerSettings, limits: Limits) -> smtplib.SMTP:
@@ -250,10 +247,9 @@ def _exchange(
     progress.advance("done")
     text = _text(reply)
     if code == 250:
-        try:
+        # The message is accepted whatever happens to QUIT.
+        with contextlib.suppress(OSError, smtplib.SMTPException):
             client.quit()
-        except (OSError, smtplib.SMTPException):
-            pass  # the message is accepted whatever happens to QUIT
         return SubmitOutcome("sent", "done", code, text, "the SMTP server accepted the message")
     if 500 <= code < 600:
         return SubmitOutcome(
