@@ -260,9 +260,6 @@ def _code_and_text(raw: bytes, depth_cap: int) -> tuple[ResponseCode | None, str
     return ResponseCode(name.decode("ascii", "replace").upper(), values), _text(raw[end + 1 :])
 
 
-_ATOM_END = frozenset(b' ()"')
-
-
 def parse_values(parts: list[bytes | LiteralData], depth_cap: int) -> list[Value]:
     """Tokens of a response's data: line segments and the literals between them."""
     stack: list[list[Value]] = [[]]
@@ -276,13 +273,26 @@ def parse_values(parts: list[bytes | LiteralData], depth_cap: int) -> list[Value
     return stack[0]
 
 
+_TOKEN = re.compile(
+    rb' *(?:(\()|(\))|"((?:[^"\\]|\\.)*)"|((?:[^ ()"\[]|\[[^\]]*\])+)| +\Z)', re.DOTALL
+)
+"""Spaces, then ``(``, ``)``, a quoted string, or an atom (sections like ``BODY[HEADER]<0>``
+keep their bracketed part, spaces and all). One regex match a token: no per-byte loop."""
+_ESCAPE = re.compile(rb"\\(.)", re.DOTALL)
+
+
 def _tokens(line: bytes, stack: list[list[Value]], depth_cap: int) -> None:
     pos, size = 0, len(line)
     while pos < size:
-        byte = line[pos]
-        if byte == 0x20:
-            pos += 1
-        elif byte == 0x28:  # (
+        match = _TOKEN.match(line, pos)
+        if match is None:
+            what = {0x22: "an unterminated quoted string", 0x5B: "a section without its ']'"}
+            raise ImapProtocolError(
+                f"the IMAP server sent {what.get(line[pos], 'a malformed token')}"
+            )
+        pos = match.end()
+        opening, closing, quoted, atom = match.groups()
+        if opening is not None:
             if len(stack) > depth_cap:
                 raise ImapLimitError(
                     f"an IMAP response nested deeper than {depth_cap} (imap_nesting_depth)",
@@ -292,48 +302,19 @@ def _tokens(line: bytes, stack: list[list[Value]], depth_cap: int) -> None:
             inner: list[Value] = []
             stack[-1].append(inner)
             stack.append(inner)
-            pos += 1
-        elif byte == 0x29:  # )
+        elif closing is not None:
             if len(stack) == 1:
                 raise ImapProtocolError("the IMAP server sent an unbalanced ')'")
             stack.pop()
-            pos += 1
-        elif byte == 0x22:  # "
-            pos = _quoted(line, pos + 1, stack[-1])
-        else:
-            pos = _atom(line, pos, stack[-1])
+        elif quoted is not None:
+            stack[-1].append(_ESCAPE.sub(rb"\1", quoted) if b"\\" in quoted else quoted)
+        elif atom is not None:
+            stack[-1].append(_atom_value(atom))
 
 
-def _quoted(line: bytes, pos: int, into: list[Value]) -> int:
-    out = bytearray()
-    while pos < len(line):
-        byte = line[pos]
-        if byte == 0x5C and pos + 1 < len(line):  # backslash escape
-            out.append(line[pos + 1])
-            pos += 2
-        elif byte == 0x22:
-            into.append(bytes(out))
-            return pos + 1
-        else:
-            out.append(byte)
-            pos += 1
-    raise ImapProtocolError("the IMAP server sent an unterminated quoted string")
-
-
-def _atom(line: bytes, pos: int, into: list[Value]) -> int:
-    start = pos
-    while pos < len(line) and line[pos] not in _ATOM_END:
-        if line[pos] == 0x5B:  # [ : a section such as BODY[HEADER.FIELDS (FROM TO)]
-            close = line.find(b"]", pos)
-            if close < 0:
-                raise ImapProtocolError("the IMAP server sent a section without its ']'")
-            pos = close
-        pos += 1
-    word = line[start:pos].decode("utf-8", "replace")
-    if word.isdigit() and word.isascii():
-        into.append(int(word))
-    elif word.upper() == "NIL":
-        into.append(None)
-    else:
-        into.append(word)
-    return pos
+def _atom_value(atom: bytes) -> Value:
+    if atom.isdigit():
+        return int(atom)
+    if atom.upper() == b"NIL":
+        return None
+    return atom.decode("utf-8", "replace")
