@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from mfconnector.imap.encode import decode_mailbox, parse_uid_set
 from mfconnector.imap.errors import ImapProtocolError
 from mfconnector.imap.wire import ResponseCode, Untagged, Value
+from mfconnector.mime.decode import decode_header_value
 
 __all__ = [
     "Address",
@@ -313,8 +314,15 @@ def _addresses(value: Value) -> tuple[Address, ...]:
         fields = _list(item, "an address")
         if len(fields) < 4:
             raise ImapProtocolError("the IMAP server sent an address with too few fields")
-        out.append(Address(_text(fields[0]), _text(fields[2]), _text(fields[3])))
+        out.append(Address(_header_text(fields[0]), _text(fields[2]), _text(fields[3])))
     return tuple(out)
+
+
+def _header_text(value: Value) -> str | None:
+    """An ENVELOPE string as the server sent it, RFC 2047 encoded words decoded."""
+    if isinstance(value, bytes):
+        return decode_header_value(value)
+    return _text(value)
 
 
 def envelope(value: Value) -> Envelope:
@@ -323,7 +331,7 @@ def envelope(value: Value) -> Envelope:
         raise ImapProtocolError("the IMAP server sent an ENVELOPE with too few fields")
     return Envelope(
         _text(fields[0]),
-        _text(fields[1]),
+        _header_text(fields[1]),
         _addresses(fields[2]),
         _addresses(fields[3]),
         _addresses(fields[4]),

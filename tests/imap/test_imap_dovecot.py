@@ -189,10 +189,19 @@ async def test_unicode_search_text_goes_as_a_literal(alice: ServerSettings) -> N
     connection = await open_alice(alice)
     try:
         await commands.create(connection, folder)
-        await commands.append(connection, folder, message("Grüße aus Köln"))
+        encoded = (
+            message("x")
+            .replace(b"Subject: x", b"Subject: =?utf-8?q?Gr=C3=BC=C3=9Fe_aus_K=C3=B6ln?=")
+            .replace(b"From: Bob Sender", b"From: =?iso-8859-1?q?J=FCrgen?=")
+        )
+        await commands.append(connection, folder, encoded)
         await commands.append(connection, folder, message("other"))
         found = await commands.search(connection, folder, [b"SUBJECT", astring("Grüße")])
         assert len(found.uids) == 1
+        [fetched] = await commands.fetch(connection, folder, found.uids, ["ENVELOPE"])
+        assert fetched.envelope is not None
+        assert fetched.envelope.subject == "Grüße aus Köln"
+        assert [a.name for a in fetched.envelope.from_] == ["Jürgen"]
     finally:
         await connection.logout()
 

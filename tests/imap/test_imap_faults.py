@@ -207,3 +207,22 @@ async def test_a_20_mb_message_is_read_in_bounded_memory_by_partial_fetches(
         assert connection.broken
     finally:
         await connection.logout()
+
+
+@pytest.mark.slow
+async def test_a_pooled_connection_the_server_dropped_fails_once_then_the_pool_reconnects(
+    dovecot: Dovecot,
+) -> None:
+    pool = ImapPool(settings_for(dovecot, user="bob"), DEFAULT_LIMITS)
+    async with pool.connection() as connection:
+        await commands.noop(connection)
+    assert dovecot.kill_imap_processes() >= 1
+    await trio.sleep(0.2)
+    with pytest.raises(ImapConnectionError, match="closed the connection|lost"):
+        async with pool.connection() as dropped:
+            await commands.noop(dropped)
+    assert dropped is connection and dropped.broken
+    async with pool.connection() as fresh:
+        assert (await commands.status(fresh, "INBOX")).uidvalidity
+    assert pool.opened == 2
+    await pool.aclose()
