@@ -9,12 +9,17 @@ sequence numbers, which shift under other clients.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from mfconnector.imap import results
 from mfconnector.imap.connection import CommandResult, ImapConnection
 from mfconnector.imap.encode import Literal, Piece, astring, encode_mailbox, uid_set
-from mfconnector.imap.errors import ImapProtocolError, ImapUnsupportedError
+from mfconnector.imap.errors import (
+    ImapProtocolError,
+    ImapStaleReferenceError,
+    ImapUnsupportedError,
+)
 from mfconnector.imap.results import (
     AppendResult,
     CopyResult,
@@ -40,6 +45,7 @@ __all__ = [
     "list_mailboxes",
     "move",
     "noop",
+    "open_checked",
     "rename",
     "search",
     "select",
@@ -49,6 +55,17 @@ __all__ = [
 ]
 
 STATUS_ITEMS = ("MESSAGES", "UNSEEN", "UIDNEXT", "UIDVALIDITY")
+_FLAG = re.compile(r"\\?[!#$&'+\-.0-9:;<=>?@A-Z^_`a-z|~]{1,100}")
+"""A system flag (``\\Seen``) or a keyword: atom characters only (RFC 3501 ``flag``), so a
+keyword can never close the list or start another command."""
+
+
+def _flag_list(flags: Iterable[str]) -> bytes:
+    names = list(flags)
+    for name in names:
+        if not _FLAG.fullmatch(name):
+            raise ValueError(f"{name[:40]!r} is not an IMAP flag or keyword")
+    return ("(" + " ".join(names) + ")").encode("ascii")
 
 
 def _require(connection: ImapConnection, capability: str, what: str) -> None:
@@ -135,6 +152,17 @@ async def _open(connection: ImapConnection, mailbox: str, *, read_only: bool) ->
     return opened
 
 
+async def open_checked(
+    connection: ImapConnection, mailbox: str, uidvalidity: int, *, writable: bool
+) -> SelectedMailbox:
+    """Open ``mailbox`` and refuse if its UIDVALIDITY is not the reference's: a UID made
+    under another UIDVALIDITY may name a different message now."""
+    opened = await _ensure_open(connection, mailbox, writable=writable)
+    if opened.uidvalidity != uidvalidity:
+        raise ImapStaleReferenceError(mailbox, uidvalidity, opened.uidvalidity)
+    return opened
+
+
 async def _ensure_open(
     connection: ImapConnection, mailbox: str, *, writable: bool
 ) -> SelectedMailbox:
@@ -196,7 +224,7 @@ async def store_flags(
     if unchanged_since is not None:
         pieces.append(b"(UNCHANGEDSINCE %d)" % unchanged_since)
     pieces.append(b"+FLAGS" if add else b"-FLAGS")
-    pieces.append(("(" + " ".join(flags) + ")").encode("ascii"))
+    pieces.append(_flag_list(flags))
     result = await connection.command(*pieces)
     return results.store_result(result.untagged, result.tagged.code)
 
@@ -239,7 +267,7 @@ async def append(
     pieces: list[Piece] = [b"APPEND", encode_mailbox(mailbox)]
     flag_list = list(flags)
     if flag_list:
-        pieces.append(("(" + " ".join(flag_list) + ")").encode("ascii"))
+        pieces.append(_flag_list(flag_list))
     if internal_date is not None:
         pieces.append(astring(internal_date))
     pieces.append(Literal(message))

@@ -22,6 +22,7 @@ __all__ = [
     "ImapError",
     "ImapLimitError",
     "ImapProtocolError",
+    "ImapStaleReferenceError",
     "ImapTimeoutError",
     "ImapUnsupportedError",
     "MailSettingsError",
@@ -63,6 +64,19 @@ class ImapCommandError(ImapError):
         self.status = status
         self.code = code
         self.text = text
+
+
+class ImapStaleReferenceError(ImapError):
+    """A reference's UIDVALIDITY no longer matches its folder: nothing was done."""
+
+    def __init__(self, mailbox: str, expected: int, current: int) -> None:
+        super().__init__(
+            f"the folder {mailbox!r} was re-created or renumbered (UIDVALIDITY {current}, "
+            f"the reference was made under {expected}): list the folder again"
+        )
+        self.mailbox = mailbox
+        self.expected = expected
+        self.current = current
 
 
 class ImapUnsupportedError(ImapError):

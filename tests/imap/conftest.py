@@ -11,12 +11,6 @@ from mailservers import DOVECOT, REDUCED_CAPABILITIES, Dovecot, Fault, SmtpRelay
 
 from mfconnector.imap.settings import Security, ServerSettings
 
-needs_dovecot = pytest.mark.skipif(
-    DOVECOT is None,
-    reason="dovecot is not installed (apt-get install dovecot-imapd dovecot-lmtpd; "
-    ".ci/run does it)",
-)
-
 
 @pytest.fixture(scope="module")
 def dovecot() -> Iterator[Dovecot]:

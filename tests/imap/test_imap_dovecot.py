@@ -13,7 +13,11 @@ from mailservers import Dovecot
 from mfconnector.imap import commands
 from mfconnector.imap.connection import ImapConnection
 from mfconnector.imap.encode import astring
-from mfconnector.imap.errors import ImapCommandError, ImapConnectionError
+from mfconnector.imap.errors import (
+    ImapCommandError,
+    ImapConnectionError,
+    ImapStaleReferenceError,
+)
 from mfconnector.imap.settings import ServerSettings
 from mfconnector.limits import DEFAULT_LIMITS
 
@@ -220,6 +224,8 @@ async def test_store_unchangedsince_detects_a_stale_modseq(alice: ServerSettings
         )
         assert changed.modified == frozenset() and "\\Seen" in changed.flags[uid]
         assert changed.modseqs[uid] > before.modseq
+        with pytest.raises(ValueError, match="not an IMAP flag"):
+            await commands.store_flags(connection, folder, [uid], ["$ok) \\Deleted ("], add=True)
         stale = await commands.store_flags(
             connection, folder, [uid], ["\\Flagged"], add=True, unchanged_since=before.modseq
         )
@@ -273,6 +279,10 @@ async def test_rename_and_delete_then_recreate_changes_uidvalidity(
         await commands.create(connection, renamed)
         after = await commands.select(connection, renamed)
         assert after.uidvalidity != before.uidvalidity
+        with pytest.raises(ImapStaleReferenceError, match="re-created"):
+            await commands.open_checked(connection, renamed, before.uidvalidity, writable=True)
+        opened = await commands.open_checked(connection, renamed, after.uidvalidity, writable=True)
+        assert opened.uidvalidity == after.uidvalidity
         with pytest.raises(ImapCommandError, match="DELETE"):
             await commands.delete(connection, unique("Missing"))
         await commands.noop(connection)  # a NO leaves the connection usable
