@@ -3,7 +3,7 @@
 Layers: ``wire`` (pure: bytes in, responses out, under named limits), ``encode`` (pure:
 commands, literals, modified UTF-7 names, UID sets), ``results`` (pure: typed results),
 ``connection`` (the trio adapter: TLS, STARTTLS, login, one command at a time under a
-deadline), ``commands`` (the commands the backend needs), ``pool`` (at most
+deadline), ``tls`` (TLS on a memory BIO that returns every decrypted record per read), ``commands`` (the commands the backend needs), ``pool`` (at most
 ``imap_connections`` per account), ``smtp`` (submission through ``smtplib`` in a worker
 thread, outcomes classified exactly).
 

@@ -28,6 +28,7 @@ from mfconnector.imap.errors import (
 )
 from mfconnector.imap.results import capabilities
 from mfconnector.imap.settings import ServerSettings
+from mfconnector.imap.tls import TlsStream
 from mfconnector.imap.wire import Continuation, Response, ResponseReader, Tagged, Untagged
 from mfconnector.limits import Limits
 
@@ -270,15 +271,12 @@ class ImapConnection:
         await self.discard()
 
 
-async def _tls(
-    stream: trio.abc.Stream, settings: ServerSettings
-) -> trio.SSLStream[trio.abc.Stream]:
-    wrapped = trio.SSLStream(stream, settings.tls_context(), server_hostname=settings.host)
+async def _tls(stream: trio.abc.Stream, settings: ServerSettings) -> TlsStream:
+    wrapped = TlsStream(stream, settings.tls_context(), settings.host)
     try:
         await wrapped.do_handshake()
-    except (trio.BrokenResourceError, ssl.SSLError) as error:
-        cause = error.__cause__ if isinstance(error, trio.BrokenResourceError) else error
-        reason = getattr(cause, "reason", None) or getattr(cause, "verify_message", None)
+    except (trio.BrokenResourceError, OSError) as error:
+        reason = getattr(error, "verify_message", None) or getattr(error, "reason", None)
         raise ImapConnectionError(
             f"TLS with {settings.host}:{settings.port} failed"
             + (f": {str(reason)[:200]}" if reason else "")

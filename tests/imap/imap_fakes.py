@@ -7,6 +7,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable
+from typing import Literal
 
 __all__ = ["CuttingProxy", "ScriptedServer"]
 
@@ -20,6 +21,8 @@ class CuttingProxy:
     def __init__(self, upstream: int) -> None:
         self.upstream = upstream
         self.cut_after: int | None = None
+        self.security: Literal["plain", "tls"] = "plain"
+        """How the client should talk through it (the proxy only relays bytes)."""
         self.cuts = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])

@@ -34,9 +34,12 @@ def fake_settings(port: int) -> ServerSettings:
     return ServerSettings("127.0.0.1", port, "plain", "alice", "secret")
 
 
-@pytest.fixture
-def proxy(dovecot: Dovecot) -> Iterator[CuttingProxy]:
-    relay = CuttingProxy(dovecot.imap_port)
+@pytest.fixture(params=["plain", "tls"])
+def proxy(dovecot: Dovecot, request: pytest.FixtureRequest) -> Iterator[CuttingProxy]:
+    """A cutting proxy in front of Dovecot's plain port, or its TLS port (the cut then
+    lands inside TLS records)."""
+    relay = CuttingProxy(dovecot.imaps_port if request.param == "tls" else dovecot.imap_port)
+    relay.security = request.param
     yield relay
     relay.close()
 
@@ -55,7 +58,14 @@ async def test_a_connection_dropped_mid_fetch_fails_clearly_and_the_next_is_fres
     body = b"A" * 300_000
     dovecot.deliver(b"Subject: big\r\nMessage-ID: <mid-fetch@example.org>\r\n\r\n" + body, "bob")
     pool = ImapPool(
-        ServerSettings("127.0.0.1", proxy.port, "plain", "bob", dovecot.password),
+        ServerSettings(
+            "127.0.0.1",
+            proxy.port,
+            proxy.security,
+            "bob",
+            dovecot.password,
+            ssl_context=dovecot.client_context(),
+        ),
         DEFAULT_LIMITS,
     )
     async with pool.connection() as connection:
