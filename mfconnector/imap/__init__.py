@@ -3,9 +3,10 @@
 Layers: ``wire`` (pure: bytes in, responses out, under named limits), ``encode`` (pure:
 commands, literals, modified UTF-7 names, UID sets), ``results`` (pure: typed results),
 ``connection`` (the trio adapter: TLS, STARTTLS, login, one command at a time under a
-deadline), ``tls`` (TLS on a memory BIO that returns every decrypted record per read), ``commands`` (the commands the backend needs), ``pool`` (at most
-``imap_connections`` per account), ``smtp`` (submission through ``smtplib`` in a worker
-thread, outcomes classified exactly).
+deadline), ``tls`` (TLS on a memory BIO that returns every decrypted record per read),
+``commands`` (the commands the backend needs), ``pool`` (at most ``imap_connections`` per
+account), ``smtp`` (submission through ``smtplib`` in a worker thread, outcomes classified
+exactly).
 
 Why our own core, not imaplib or IMAPClient in worker threads (measured in
 bench/imap_bench.py; figures in bench/README.md):

@@ -39,7 +39,9 @@ class TlsStream(trio.abc.Stream):
             except ssl.SSLWantReadError:
                 await self._flush()
                 if not await self._fill():
-                    raise ssl.SSLEOFError("the server closed the connection in the handshake")
+                    raise ssl.SSLEOFError(
+                        "the server closed the connection in the handshake"
+                    ) from None
                 continue
             await self._flush()
             return
