@@ -5,6 +5,7 @@ installed (``.ci/run`` installs it)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Literal
 
 import pytest
 from mailservers import DOVECOT, REDUCED_CAPABILITIES, Dovecot, Fault, SmtpRelay
@@ -48,8 +49,8 @@ def smtp_relay(dovecot: Dovecot) -> Iterator[Callable[..., SmtpRelay]]:
     """Start relays on demand (``smtp_relay("close_inside_data")``); all stop at teardown."""
     started: list[SmtpRelay] = []
 
-    def start(fault: Fault = "none", starttls: bool = False) -> SmtpRelay:
-        relay = SmtpRelay(dovecot, fault, starttls=starttls).__enter__()
+    def start(fault: Fault = "none", tls: Literal["none", "starttls", "tls"] = "none") -> SmtpRelay:
+        relay = SmtpRelay(dovecot, fault, tls=tls).__enter__()
         started.append(relay)
         return relay
 

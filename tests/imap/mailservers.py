@@ -348,24 +348,31 @@ class _RelayHandler:
 class SmtpRelay:
     """An aiosmtpd submission server on 127.0.0.1 that delivers into ``dovecot``."""
 
-    def __init__(self, dovecot: Dovecot, fault: Fault = "none", *, starttls: bool = False) -> None:
+    def __init__(
+        self,
+        dovecot: Dovecot,
+        fault: Fault = "none",
+        *,
+        tls: Literal["none", "starttls", "tls"] = "none",
+    ) -> None:
         self.dovecot = dovecot
         self.fault: Fault = fault
         self.received: list[bytes] = []
         self.port = free_port()
         from aiosmtpd.controller import Controller
 
-        tls: ssl.SSLContext | None = None
-        if starttls:
-            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context: ssl.SSLContext | None = None
+        if tls != "none":
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             certs = dovecot.directory / "tls"
-            tls.load_cert_chain(certs / "server.pem", certs / "key.pem")
+            context.load_cert_chain(certs / "server.pem", certs / "key.pem")
         self._controller = Controller(
             _RelayHandler(self),
             hostname="127.0.0.1",
             port=self.port,
-            tls_context=tls,
-            require_starttls=starttls,
+            tls_context=context if tls == "starttls" else None,
+            require_starttls=tls == "starttls",
+            ssl_context=context if tls == "tls" else None,
         )
 
     def __enter__(self) -> SmtpRelay:

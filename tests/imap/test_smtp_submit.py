@@ -56,17 +56,36 @@ async def test_a_send_is_sent_and_arrives_once(dovecot: Dovecot, smtp_relay: Rel
     assert body.encode() in arrived  # dot-stuffing undone by the server: bytes exact
 
 
-async def test_starttls_submission_is_sent(dovecot: Dovecot, smtp_relay: Relay) -> None:
-    relay = smtp_relay(starttls=True)
+@pytest.mark.parametrize("security", ["starttls", "tls"])
+async def test_tls_submission_is_sent(
+    dovecot: Dovecot, smtp_relay: Relay, security: Security
+) -> None:
+    relay = smtp_relay(tls=security)
+    message_id = f"{security}-1"
     outcome = await submit(
-        relay_settings(relay, "starttls", dovecot),
+        relay_settings(relay, security, dovecot),
         "alice@example.org",
         ["bob@example.org"],
-        outgoing("tls-1"),
+        outgoing(message_id),
         DEFAULT_LIMITS,
     )
     assert outcome.status == "sent"
-    assert deliveries(dovecot, "tls-1") == 1
+    assert deliveries(dovecot, message_id) == 1
+
+
+async def test_an_untrusted_certificate_is_not_sent(dovecot: Dovecot, smtp_relay: Relay) -> None:
+    import ssl
+
+    relay = smtp_relay(tls="tls")
+    settings = ServerSettings(
+        "127.0.0.1", relay.port, "tls", "", "", ssl_context=ssl.create_default_context()
+    )
+    outcome = await submit(
+        settings, "alice@example.org", ["bob@example.org"], outgoing("untrusted"), DEFAULT_LIMITS
+    )
+    assert (outcome.status, outcome.stage) == ("not_sent", "connect")
+    assert "TLS certificate not trusted" in outcome.detail
+    assert relay.received == []
 
 
 async def test_a_5xx_is_rejected_with_the_reply_and_nothing_arrives(
