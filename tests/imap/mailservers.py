@@ -78,6 +78,12 @@ def _self_name() -> str:
     return pwd.getpwuid(os.geteuid()).pw_name
 
 
+def _group_name() -> str:
+    import grp
+
+    return grp.getgrgid(os.getegid()).gr_name
+
+
 def _ensure_login_user() -> None:
     """Debian's dovecot-core package creates ``dovenull``; create it if a base image lacks it."""
     import pwd
@@ -166,6 +172,7 @@ class Dovecot:
         )
         auth_user = (
             (
+                f"default_internal_group = {_group_name()}\n"
                 f"service auth {{\n  user = {internal}\n}}\n"
                 f"service auth-worker {{\n  user = {internal}\n}}\n"
             )
