@@ -156,7 +156,11 @@ class Dovecot:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()  # the process (if any) and the temporary directory
+            raise
 
     def _config(self, cert: Path, key: Path, internal: str, login: str) -> str:
         d = self.directory
@@ -246,7 +250,6 @@ service lmtp {{
             except (OSError, imaplib.IMAP4.error) as error:
                 last = error
                 time.sleep(0.1)
-        self.stop()
         raise RuntimeError(f"dovecot not ready after {_READY_SECONDS} s: {last}\n{self.log()}")
 
     def log(self) -> str:
