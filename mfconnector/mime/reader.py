@@ -270,7 +270,7 @@ class _Walk:
         text, note = decode_text(data, charset)
         if note:
             self.note(note)
-        return text
+        return text.replace("\r\n", "\n")  # one line break, whatever the wire used
 
 
 def _strip_line_end(raw: bytes, start: int, end: int) -> int:

@@ -4,6 +4,7 @@ number of bytes, and a scripted fake server (both stdlib threads on 127.0.0.1)."
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 from collections.abc import Callable
@@ -78,8 +79,15 @@ class ScriptedServer:
     """A fake IMAP server: greets, accepts any login, then answers every further command
     with ``answer(tag, line)`` (bytes to send; None sends nothing and keeps waiting)."""
 
-    def __init__(self, answer: Callable[[bytes, bytes], bytes | None]) -> None:
+    def __init__(
+        self,
+        answer: Callable[[bytes, bytes], bytes | None],
+        greeting: bytes = b"* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN SASL-IR] fake ready\r\n",
+    ) -> None:
         self.answer = answer
+        self.greeting = greeting
+        self.commands: list[bytes] = []
+        """Each command whole, literals included (as the server received it)."""
         self.sent_bytes = 0
         self.lines: list[bytes] = []
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -95,12 +103,23 @@ class ScriptedServer:
             return
         client.settimeout(_TIMEOUT)
         with client, contextlib.suppress(OSError):
-            client.sendall(b"* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN SASL-IR] fake ready\r\n")
+            client.sendall(self.greeting)
             reader = client.makefile("rb")
             while line := reader.readline(65_536):
                 self.lines.append(line)
+                whole = line
+                while (mark := re.search(rb"\{(\d+)\}\r\n\Z", whole)) is not None:
+                    client.sendall(b"+ send it\r\n")
+                    whole += reader.read(int(mark.group(1))) + reader.readline(65_536)
+                self.commands.append(whole)
                 tag = line.split(b" ", 1)[0]
-                if b"AUTHENTICATE" in line.upper():
+                if b"CAPABILITY" in line.upper():
+                    client.sendall(b"* CAPABILITY IMAP4rev1\r\n" + tag + b" OK done\r\n")
+                    continue
+                if (
+                    line.upper().startswith(tag.upper() + b" LOGIN")
+                    or b"AUTHENTICATE" in line.upper()
+                ):
                     client.sendall(tag + b" OK [CAPABILITY IMAP4rev1 UIDPLUS] logged in\r\n")
                     continue
                 reply = self.answer(tag, line)

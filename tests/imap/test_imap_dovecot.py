@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import email.policy
 import email.utils
 import itertools
 
@@ -353,5 +355,44 @@ async def test_a_delivered_message_with_attachment_lists_its_parts(
         ]
         [part] = await commands.fetch(connection, folder, [uid], ["BODY.PEEK[2]"])
         assert part.sections["BODY[2]"].strip() == b"JVBERi0xLjQgdGlueQ=="
+    finally:
+        await connection.logout()
+
+
+async def test_a_message_prefix_read_by_partial_fetch_parses_with_the_mime_reader(
+    alice: ServerSettings,
+) -> None:
+    from email.message import EmailMessage
+
+    from mfconnector.mime import read_message
+
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "bob@example.org", "alice@example.org", "Bericht"
+    mail["Reply-To"] = "=?utf-8?q?B=C3=BCro?= <office@example.org>"
+    mail.set_content("Der Bericht hängt an.\n")
+    mail.add_attachment(
+        b"\x00" * 300_000, maintype="application", subtype="octet-stream", filename="daten.bin"
+    )
+    raw = mail.as_bytes(policy=email.policy.SMTP)
+    folder = unique("Mime")
+    connection = await open_alice(alice)
+    try:
+        await commands.create(connection, folder)
+        uid = (await commands.append(connection, folder, raw)).uid
+        assert uid is not None
+        [meta] = await commands.fetch(connection, folder, [uid], ["RFC822.SIZE", "BODYSTRUCTURE"])
+        assert meta.size == len(raw) and meta.parts is not None
+        limits = dataclasses.replace(DEFAULT_LIMITS, mime_message_bytes=65_536)
+        prefix = await commands.fetch_range(
+            connection, folder, uid, 0, limits.mime_message_bytes + 1
+        )
+        assert len(prefix) == limits.mime_message_bytes + 1
+        parsed = read_message(prefix, limits)
+        assert parsed.truncated
+        assert parsed.headers["reply-to"] == "Büro <office@example.org>"
+        assert parsed.text == "Der Bericht hängt an.\n"
+        [attachment] = parsed.attachments
+        assert attachment.name == "daten.bin"
+        assert attachment.path == meta.parts[-1].path == "2"
     finally:
         await connection.logout()

@@ -236,3 +236,24 @@ async def test_a_pooled_connection_the_server_dropped_fails_once_then_the_pool_r
         assert (await commands.status(fresh, "INBOX")).uidvalidity
     assert pool.opened == 2
     await pool.aclose()
+
+
+@pytest.mark.parametrize(
+    ("password", "sent"),
+    [
+        ("secret", b"M2 LOGIN alice secret\r\n"),
+        ('pa ss"word', b'M2 LOGIN alice "pa ss\\"word"\r\n'),
+        ("pässwörd", "M2 LOGIN alice {10}\r\npässwörd\r\n".encode()),
+    ],
+)
+async def test_login_without_auth_plain_quotes_or_sends_a_literal(
+    password: str, sent: bytes
+) -> None:
+    server = ScriptedServer(lambda tag, line: tag + b" OK fine\r\n", greeting=b"* OK hi\r\n")
+    try:
+        settings = ServerSettings("127.0.0.1", server.port, "plain", "alice", password)
+        connection = await ImapConnection.open(settings, DEFAULT_LIMITS)
+        assert server.commands[1] == sent  # M1 was CAPABILITY (the greeting had none)
+        await connection.logout()
+    finally:
+        server.close()
