@@ -87,6 +87,8 @@ class ScriptedServer:
         self.answer = answer
         self.greeting = greeting
         self.commands: list[bytes] = []
+        self.close_after_reply = False
+        """Close the connection after the next scripted reply (as after a BYE)."""
         """Each command whole, literals included (as the server received it)."""
         self.sent_bytes = 0
         self.lines: list[bytes] = []
@@ -116,6 +118,11 @@ class ScriptedServer:
                 if b"CAPABILITY" in line.upper():
                     client.sendall(b"* CAPABILITY IMAP4rev1\r\n" + tag + b" OK done\r\n")
                     continue
+                if line.upper() == tag.upper() + b" AUTHENTICATE PLAIN\r\n":
+                    client.sendall(b"+ \r\n")
+                    self.commands.append(reader.readline(65_536))
+                    client.sendall(tag + b" OK [CAPABILITY IMAP4rev1] logged in\r\n")
+                    continue
                 if (
                     line.upper().startswith(tag.upper() + b" LOGIN")
                     or b"AUTHENTICATE" in line.upper()
@@ -128,6 +135,8 @@ class ScriptedServer:
                     return
                 client.sendall(reply)
                 self.sent_bytes += len(reply)
+                if self.close_after_reply:
+                    return
 
     def close(self) -> None:
         self._done.set()

@@ -3,6 +3,7 @@ bound, a server without CONDSTORE/MOVE/UIDPLUS, and a 20 MB message in bounded m
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
 import tracemalloc
@@ -19,6 +20,7 @@ from mfconnector.imap.connection import ImapConnection
 from mfconnector.imap.errors import (
     ImapConnectionError,
     ImapLimitError,
+    ImapProtocolError,
     ImapTimeoutError,
     ImapUnsupportedError,
     MailSettingsError,
@@ -255,5 +257,41 @@ async def test_login_without_auth_plain_quotes_or_sends_a_literal(
         connection = await ImapConnection.open(settings, DEFAULT_LIMITS)
         assert server.commands[1] == sent  # M1 was CAPABILITY (the greeting had none)
         await connection.logout()
+    finally:
+        server.close()
+
+
+async def test_authenticate_plain_without_sasl_ir_answers_the_continuation() -> None:
+    server = ScriptedServer(
+        lambda tag, line: tag + b" OK fine\r\n",
+        greeting=b"* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] hi\r\n",
+    )
+    try:
+        connection = await ImapConnection.open(fake_settings(server.port), DEFAULT_LIMITS)
+        assert server.commands[0] == b"M1 AUTHENTICATE PLAIN\r\n"
+        assert base64.b64decode(server.commands[1]) == b"\0alice\0secret"
+        await connection.logout()
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    ("reply", "error", "words"),
+    [
+        (b"X9 OK not yours\r\n", ImapProtocolError, "a command never sent"),
+        (b"+ more please\r\n", ImapProtocolError, "asked for data"),
+        (b"* BYE shutting down\r\n", ImapConnectionError, "closed the connection"),
+    ],
+)
+async def test_a_server_that_breaks_the_exchange_gets_a_clear_error_and_a_discard(
+    reply: bytes, error: type[Exception], words: str
+) -> None:
+    server = ScriptedServer(lambda tag, line: reply if b"NOOP" in line else None)
+    try:
+        connection = await ImapConnection.open(fake_settings(server.port), DEFAULT_LIMITS)
+        server.close_after_reply = True
+        with trio.fail_after(10), pytest.raises(error, match=words):
+            await commands.noop(connection)
+        assert connection.broken
     finally:
         server.close()
