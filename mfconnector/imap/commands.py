@@ -198,11 +198,15 @@ async def fetch(
     wanted = list(items)
     if "MODSEQ" in (item.upper() for item in wanted):
         _require(connection, "CONDSTORE", "MODSEQ in a fetch")
+    asked = set(uids)
     await _ensure_open(connection, mailbox, writable=False)
     result = await connection.command(
-        b"UID FETCH", uid_set(uids), ("(" + " ".join(wanted) + ")").encode("ascii")
+        b"UID FETCH", uid_set(asked), ("(" + " ".join(wanted) + ")").encode("ascii")
     )
-    return sorted(results.fetched_messages(result.untagged), key=lambda m: m.uid)
+    # With CONDSTORE/QRESYNC on, a flag change another client made arrives as an
+    # unsolicited FETCH that carries its UID too: only the UIDs asked for are answers.
+    found = [m for m in results.fetched_messages(result.untagged) if m.uid in asked]
+    return sorted(found, key=lambda m: m.uid)
 
 
 async def store_flags(
@@ -219,14 +223,20 @@ async def store_flags(
     ``[MODIFIED]`` (``StoreResult.modified``)."""
     if unchanged_since is not None:
         _require(connection, "CONDSTORE", "a conditional flag change (unchanged_since)")
+    asked = set(uids)
     await _ensure_open(connection, mailbox, writable=True)
-    pieces: list[Piece] = [b"UID STORE", uid_set(uids)]
+    pieces: list[Piece] = [b"UID STORE", uid_set(asked)]
     if unchanged_since is not None:
         pieces.append(b"(UNCHANGEDSINCE %d)" % unchanged_since)
     pieces.append(b"+FLAGS" if add else b"-FLAGS")
     pieces.append(_flag_list(flags))
     result = await connection.command(*pieces)
-    return results.store_result(result.untagged, result.tagged.code)
+    stored = results.store_result(result.untagged, result.tagged.code)
+    return StoreResult(  # unsolicited updates of other messages are not this answer
+        {uid: f for uid, f in stored.flags.items() if uid in asked},
+        {uid: m for uid, m in stored.modseqs.items() if uid in asked},
+        stored.modified,
+    )
 
 
 async def copy(

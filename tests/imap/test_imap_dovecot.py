@@ -396,3 +396,25 @@ async def test_a_message_prefix_read_by_partial_fetch_parses_with_the_mime_reade
         assert attachment.path == meta.parts[-1].path == "2"
     finally:
         await connection.logout()
+
+
+async def test_a_flag_change_by_another_client_is_not_taken_for_an_answer(
+    dovecot: Dovecot, alice: ServerSettings
+) -> None:
+    folder = unique("Concurrent")
+    connection = await open_alice(alice)
+    try:
+        await commands.create(connection, folder)
+        first = (await commands.append(connection, folder, message("first"))).uid
+        second = (await commands.append(connection, folder, message("second"))).uid
+        assert first is not None and second is not None
+        await commands.select(connection, folder)
+        other = dovecot.imaplib()
+        other.select(folder)
+        other.uid("STORE", str(second), "+FLAGS", "(\\Flagged)")
+        other.logout()
+        found = await commands.fetch(connection, folder, [first], ["FLAGS", "BODY.PEEK[]<0.4>"])
+        assert [m.uid for m in found] == [first]
+        assert await commands.fetch_range(connection, folder, first, 0, 4) == b"From"
+    finally:
+        await connection.logout()
