@@ -168,7 +168,7 @@ async def _ensure_open(
 ) -> SelectedMailbox:
     current = connection.selected
     if (
-        isinstance(current, SelectedMailbox)
+        current is not None
         and current.name == mailbox
         and (not writable or not current.read_only)
     ):
@@ -295,7 +295,7 @@ async def rename(connection: ImapConnection, mailbox: str, new_name: str) -> Non
 
 async def delete(connection: ImapConnection, mailbox: str) -> None:
     current = connection.selected
-    if isinstance(current, SelectedMailbox) and current.name == mailbox:
+    if current is not None and current.name == mailbox:
         connection.selected = None
         if "UNSELECT" in connection.capabilities:
             await connection.command("UNSELECT")

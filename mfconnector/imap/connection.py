@@ -26,7 +26,7 @@ from mfconnector.imap.errors import (
     ImapProtocolError,
     ImapTimeoutError,
 )
-from mfconnector.imap.results import capabilities
+from mfconnector.imap.results import SelectedMailbox, capabilities
 from mfconnector.imap.settings import ServerSettings
 from mfconnector.imap.tls import TlsStream
 from mfconnector.imap.wire import Continuation, Response, ResponseReader, Tagged, Untagged
@@ -58,8 +58,8 @@ class ImapConnection:
         self.broken = False
         self.capabilities: frozenset[str] = frozenset()
         self.enabled: frozenset[str] = frozenset()
-        self.selected: object | None = None
-        """The mailbox now open (a ``results.SelectedMailbox``), kept by ``commands``."""
+        self.selected: SelectedMailbox | None = None
+        """The mailbox now open, kept by ``commands``."""
         self.last_used = trio.current_time()
 
     # --- opening --------------------------------------------------------------------

@@ -34,6 +34,11 @@ class ImapPool:
         self.opened = 0
         """Connections opened so far (for tests and ``account_status``)."""
 
+    @property
+    def idle(self) -> int:
+        """Connections waiting for the next caller."""
+        return len(self._idle)
+
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[ImapConnection]:
         async with self._slots:

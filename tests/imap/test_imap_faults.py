@@ -129,7 +129,7 @@ async def test_a_cancelled_command_discards_its_connection() -> None:
             async with pool.connection() as connection:
                 await commands.noop(connection)
         assert scope.cancelled_caught and connection.broken
-        assert pool._idle == []  # never handed to the next caller
+        assert pool.idle == 0  # never handed to the next caller
     finally:
         server.close()
 
