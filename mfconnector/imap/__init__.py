@@ -24,6 +24,13 @@ bench/imap_bench.py; figures in bench/README.md):
   and has no UNCHANGEDSINCE. We need all three for exact references and conflicts.
 - No thread hop per command (a NOOP through ``trio.to_thread`` costs ~4x a direct one).
 
+What it costs (Dovecot over TLS, 2026-12-01): one ``BODY.PEEK[]`` of a 20 MB message grows
+imaplib by 20 MB while ours refuses the literal at the cap, untouched; the same message in
+1 MiB partial fetches costs 206 ms of CPU here and 184 ms in imaplib; a 50-message
+ENVELOPE + BODYSTRUCTURE fetch costs 27 ms of CPU here (parsed into typed results) and
+8 ms in imaplib (raw bytes, still to be parsed). Bounds, cancellation and exact results
+are worth that; raw speed at these sizes is far below a network round trip.
+
 SMTP is the other way round: one short exchange per send, no literal to bound (we send,
 the server answers in lines that ``smtplib`` already caps), so the stdlib in a worker
 thread under a deadline is simpler and enough.
