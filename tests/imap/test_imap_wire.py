@@ -209,3 +209,13 @@ def test_uid_sets_join_ranges() -> None:
     assert uid_set([7, 1, 2, 3, 9, 10]) == b"1:3,7,9:10"
     with pytest.raises(ValueError):
         uid_set([])
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40))
+def test_any_mailbox_name_round_trips_and_stays_ascii(name: str) -> None:
+    encoded = encode_mailbox(name)
+    assert isinstance(encoded, bytes) and encoded.isascii()  # never a literal, never 8-bit
+    raw = encoded
+    if raw.startswith(b'"'):
+        raw = raw[1:-1].replace(b'\\"', b'"').replace(b"\\\\", b"\\")
+    assert decode_mailbox(raw) == name
