@@ -167,11 +167,7 @@ async def _ensure_open(
     connection: ImapConnection, mailbox: str, *, writable: bool
 ) -> SelectedMailbox:
     current = connection.selected
-    if (
-        current is not None
-        and current.name == mailbox
-        and (not writable or not current.read_only)
-    ):
+    if current is not None and current.name == mailbox and (not writable or not current.read_only):
         return current
     return await _open(connection, mailbox, read_only=not writable)
 
