@@ -4,7 +4,8 @@ Layers: ``wire`` (pure: bytes in, responses out, under named limits), ``encode``
 commands, literals, modified UTF-7 names, UID sets), ``results`` (pure: typed results),
 ``connection`` (the trio adapter: TLS, STARTTLS, login, one command at a time under a
 deadline), ``tls`` (TLS on a memory BIO that returns every decrypted record per read),
-``commands`` (the commands the backend needs), ``pool`` (at most ``imap_connections`` per
+``commands`` (the commands the backend needs), ``capabilities`` (what each one the
+server lacks disables, for ``account_status``), ``pool`` (at most ``imap_connections`` per
 account), ``smtp`` (submission through ``smtplib`` in a worker thread, outcomes classified
 exactly).
 

@@ -295,3 +295,26 @@ async def test_a_server_that_breaks_the_exchange_gets_a_clear_error_and_a_discar
         assert connection.broken
     finally:
         server.close()
+
+
+@pytest.mark.slow
+async def test_capabilities_are_described_as_the_server_offers_them(
+    dovecot: Dovecot, reduced_dovecot: Dovecot
+) -> None:
+    from mfconnector.imap.capabilities import describe
+
+    reports = {}
+    for name, server in (("full", dovecot), ("reduced", reduced_dovecot)):
+        connection = await ImapConnection.open(settings_for(server), DEFAULT_LIMITS)
+        statuses, _ = describe(connection.capabilities)
+        reports[name] = {s.name: s.offered for s in statuses}
+        await connection.logout()
+    assert all(reports["full"].values())
+    assert {n for n, offered in reports["reduced"].items() if not offered} == {
+        "CONDSTORE",
+        "QRESYNC",
+        "MOVE",
+        "UIDPLUS",
+    }
+    _, limit = describe(["IMAP4rev1", "APPENDLIMIT=35651584"])
+    assert limit == 35_651_584

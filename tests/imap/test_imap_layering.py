@@ -12,7 +12,14 @@ import mfconnector
 PACKAGE = Path(mfconnector.__file__).resolve().parent
 PURE = [
     PACKAGE / "imap" / name
-    for name in ("wire.py", "encode.py", "results.py", "errors.py", "settings.py")
+    for name in (
+        "wire.py",
+        "encode.py",
+        "results.py",
+        "errors.py",
+        "settings.py",
+        "capabilities.py",
+    )
 ] + sorted((PACKAGE / "mime").glob("*.py"))
 
 
