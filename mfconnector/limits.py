@@ -261,6 +261,40 @@ class Limits:
     """Largest answer line read back from a document worker (a 10,000-character window is
     far smaller); past it the worker is treated as broken."""
 
+    # --- IMAP and SMTP (mfconnector.imap) and the bounded MIME reader (mfconnector.mime) ----
+    imap_line_bytes: int = 65_536
+    """Longest IMAP response line (between literals), CRLF included; a longer one breaks the
+    connection instead of being held (RFC 7162 asks clients to take lines of 8,192)."""
+    imap_literal_bytes: int = 8_388_608
+    """Largest literal a server may announce (``{N}``); a larger announcement is refused
+    before one byte of it is buffered, and the connection is dropped."""
+    imap_response_bytes: int = 16_777_216
+    """Most bytes of one whole response (its lines and literals together)."""
+    imap_nesting_depth: int = 32
+    """Deepest parenthesised list in a response (a BODYSTRUCTURE nests one level a part)."""
+    imap_connections: int = 2
+    """Connections per account at once (servers cap them per user; Gmail allows 15)."""
+    imap_connect_seconds: float = 15.0
+    """Longest TCP connect, TLS handshake and greeting."""
+    imap_command_seconds: float = 60.0
+    """Longest one command may take, its whole response included."""
+    imap_fetch_chunk_bytes: int = 1_048_576
+    """Bytes asked per partial fetch (``BODY.PEEK[]<offset.count>``) of a large message."""
+    smtp_seconds: float = 120.0
+    """Longest a whole SMTP submission may take, connect to the reply after DATA."""
+    mime_message_bytes: int = 5_242_880
+    """Largest raw message prefix the MIME reader parses; the rest is reported as cut."""
+    mime_depth: int = 12
+    """Deepest multipart nesting read; deeper parts are listed as skipped, never recursed."""
+    mime_parts: int = 100
+    """Most MIME parts read from one message."""
+    mime_header_lines: int = 1_000
+    """Most header fields read from one part's header; the rest are counted, not parsed."""
+    mime_header_bytes: int = 262_144
+    """Largest header block of one part (bytes up to the blank line)."""
+    mime_text_bytes: int = 262_144
+    """Most decoded bytes kept of each text body (plain and HTML)."""
+
     # --- sign-in and the token cache ---------------------------------------------------
     login_timeout_seconds: float = 900.0
     """How long ``mfconnector login`` waits for the user to finish signing in (Entra ID's
