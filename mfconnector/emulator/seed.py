@@ -546,11 +546,14 @@ HOSTILE_HTML = (
 )
 """243 KB that an HTML5 tree builder turns into 15 million nodes: each ``<p>`` re-opens the
 250 formatting elements (0.2.0 took 5.6 GB converting it)."""
+HOSTILE_TEXT = "x\r\n" * 60_000
+"""Its text as the emulator renders it (``htmltext.html_to_text``, checked by a test), set
+up front so the first search or preview does not spend seconds converting it."""
 
 
 def _hostile_html(b: _MailBuilder, junk: Folder) -> None:
     """Added last, with a fixed date, so no other message's id or date moves."""
-    b.add(
+    message = b.add(
         junk,
         PEOPLE["lottery"],
         [ME],
@@ -560,6 +563,7 @@ def _hostile_html(b: _MailBuilder, junk: Folder) -> None:
         inference="other",
         keeps_html=True,
     )
+    message._text_cache = (message.version, HOSTILE_TEXT, HOSTILE_TEXT)
 
 
 def _threads(
