@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.shaping import Skipped, clip_window, redact_text, shape_item
