@@ -135,9 +135,7 @@ class _SheetReader:
     column letters are looked up in small caches (a sheet repeats the same few).
     """
 
-    def __init__(
-        self, shared: _SharedStrings, dated: list[bool], epoch: datetime.datetime
-    ) -> None:
+    def __init__(self, shared: _SharedStrings, dated: list[bool], epoch: datetime.datetime) -> None:
         self.shared, self.dated, self.epoch = shared, dated, epoch
         self.rows: list[str] = []
         self.cells: dict[int, str] = {}

@@ -81,7 +81,7 @@ class _Worker:
                     await stream.aclose()
 
 
-_EXIT_SECONDS = 1.0
+_EXIT_SECONDS = 2.0
 """How long a worker whose answer stream ended is given to exit, so its status is known."""
 
 
@@ -143,7 +143,8 @@ class DocumentWorkers:
                 if item.name.startswith(_LIMIT_PREFIXES)
             },
         }
-        deadline = trio.current_time() + limits.document_seconds
+        started = trio.current_time()
+        deadline = started + limits.document_seconds
         with trio.move_on_at(deadline) as waiting:
             await self._slots.acquire()
         if waiting.cancelled_caught:  # trio: a cancelled acquire acquired nothing
@@ -153,12 +154,14 @@ class DocumentWorkers:
                 hint="try again in a moment",
             )
         try:
-            return await self._run_in_slot(job, limits, what, deadline)
+            return await self._run_in_slot(
+                job, limits, what, deadline, waited=trio.current_time() - started
+            )
         finally:
             self._slots.release()
 
     async def _run_in_slot(
-        self, job: dict[str, Any], limits: Limits, what: str, deadline: float
+        self, job: dict[str, Any], limits: Limits, what: str, deadline: float, *, waited: float
     ) -> dict[str, Any]:
         worker = self.idle.pop() if self.idle else await self._spawn()
         reusable = False
@@ -166,8 +169,11 @@ class DocumentWorkers:
             with trio.move_on_at(deadline) as timer:
                 answer = await worker.ask(job)
             if timer.cancelled_caught:
+                queued = (
+                    f", {waited:.1f} s of it waiting for a free reader" if waited >= 0.1 else ""
+                )
                 raise DocumentError(
-                    f"reading the {what} took longer than {limits.document_seconds:g} s",
+                    f"reading the {what} took longer than {limits.document_seconds:g} s{queued}",
                     code="timeout",
                     hint="it is too large or too complex to read here",
                 )
