@@ -149,7 +149,8 @@ class DocumentWorkers:
             await self._slots.acquire()
         if waiting.cancelled_caught:  # trio: a cancelled acquire acquired nothing
             raise BusyError(
-                f"both document readers stayed busy for {limits.document_seconds:g} s; "
+                f"every document reader ({limits.document_workers}) stayed busy for "
+                f"{limits.document_seconds:g} s; "
                 f"the {what} was not read",
                 hint="try again in a moment",
             )
