@@ -163,6 +163,8 @@ class _Text:
         return "".join([*self.chunks, *self.parts])
 
 
+_MARKUP_START = re.compile(r"<[A-Za-z!?/]")
+"""A ``<`` that starts a tag, comment or declaration; any other ``<`` is text (HTML5)."""
 _TAG_NAME = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
 _TAG_STOP = re.compile(r"""=\s*["']|>""")
 """Where a tag may end (``>``) or a quoted value begins (that value may hold ``>``)."""
@@ -205,20 +207,17 @@ def convert_html(
     tags = 0
     limit: str | None = None
     size = len(markup)
-    while (lt := markup.find("<", pos)) >= 0:
-        if lt > pos:
+    while (start := _MARKUP_START.search(markup, pos)) is not None:
+        lt = start.start()
+        if lt > pos:  # text, literal "<" included (one that starts nothing)
             out.write(_decoded(markup[pos:lt]))
-        following = markup[lt + 1 : lt + 2]
+        following = markup[lt + 1]
         if markup.startswith("<!--", lt):
             pos = _past(markup, "-->", lt + 4)  # unclosed: the rest is a comment
             continue
-        if following in ("!", "?") or (following == "/" and not _is_letter(markup, lt + 2)):
+        if following in "!?" or not _is_letter(markup, lt + (2 if following == "/" else 1)):
             pos = lt + 3 if markup.startswith("</>", lt) else _past(markup, ">", lt + 2)
             continue  # a bogus comment, as HTML5 reads it
-        if not _is_letter(markup, lt + (2 if following == "/" else 1)):
-            out.write("<")
-            pos = lt + 1
-            continue
         if tags >= max_tags:
             limit = "html_tags"
             pos = lt

@@ -212,6 +212,7 @@ async def test_the_wait_for_a_worker_is_inside_the_calls_deadline(tmp_path: Path
     text.write_bytes(docbuild.pdf(["a short note"]))
     pool = DocumentWorkers(slow_limits)
     outcomes: dict[str, BaseException | None] = {}
+    answered = trio.Event()
 
     async def run(name: str, path: Path, kind: str) -> None:
         job = {"kind": kind, "offset": 0, "part": None, "chars": 100, "path": str(path)}
@@ -220,6 +221,8 @@ async def test_the_wait_for_a_worker_is_inside_the_calls_deadline(tmp_path: Path
             outcomes[name] = None
         except (DocumentError, BusyError) as error:
             outcomes[name] = error
+        if name == "waiting":
+            answered.set()
 
     with trio.fail_after(slow_limits.document_seconds + 5):
         async with trio.open_nursery() as nursery:
@@ -227,8 +230,7 @@ async def test_the_wait_for_a_worker_is_inside_the_calls_deadline(tmp_path: Path
             await trio.sleep(0.2)
             started = trio.current_time()
             nursery.start_soon(run, "waiting", text, "pdf")
-            while "waiting" not in outcomes:
-                await trio.sleep(0.01)
+            await answered.wait()
             waited = trio.current_time() - started
     slow_outcome = outcomes["slow"]
     assert isinstance(slow_outcome, DocumentError), slow_outcome
@@ -254,3 +256,28 @@ async def test_a_worker_that_dies_of_an_uncaught_error_says_the_parser_failed(
         await pool.run(job, DEFAULT_LIMITS, "PDF")
     assert caught.value.code == "crashed"
     assert "the parser failed" in caught.value.message and "exit status" not in caught.value.message
+
+
+def html_eml(tags: int) -> bytes:
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"] = "a@contoso.com"
+    message["Subject"] = "html"
+    message.set_content("<p>one " + "<i>" * (tags - 2) + "two<br>three", subtype="html")
+    return bytes(message)
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_an_eml_html_body_is_converted_under_html_tags_at_l_minus_1_l_and_l_plus_1(
+    tmp_path: Path, delta: int
+) -> None:
+    """The worker gets the server's ``html_tags`` with the job; past it the note says so."""
+    path = tmp_path / "saved.eml"
+    path.write_bytes(html_eml(100))
+    got = extract(str(path), "eml", dataclasses.replace(DEFAULT_LIMITS, html_tags=100 + delta))
+    if delta < 0:
+        assert "one two three" in got.text
+        assert got.cut is not None and "html_tags" in got.cut
+    else:
+        assert "one two\nthree" in got.text and got.cut is None

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import struct
 import zipfile
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from mfconnector.errors import DocumentError
 from mfconnector.limits import Limits
@@ -87,8 +87,8 @@ class SafeZip:
     def open(self, name: str) -> IO[bytes] | None:
         if name not in self._names:
             return None
-        member: Any = _CountedMember(self._zip.open(name), self._inflated)
-        return member  # read(), close() and the with-statement are all callers use
+        member = _CountedMember(self._zip.open(name), self._inflated)
+        return cast("IO[bytes]", member)  # read(), close() and `with` are all callers use
 
     def close(self) -> None:
         self._zip.close()
@@ -225,7 +225,7 @@ def open_zip(path: str, limits: Limits, what: str) -> SafeZip:
     try:
         infos = archive.infolist()
         check_directory(infos, limits, what)
-        directory_start = archive.start_dir  # type: ignore[attr-defined]
+        directory_start = archive.start_dir
         with open(path, "rb") as handle:
             check_local_headers(handle, infos, directory_start, what)
     except BaseException:

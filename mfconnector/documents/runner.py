@@ -33,7 +33,7 @@ from mfconnector.limits import Limits
 __all__ = ["DocumentWorkers", "workers_for"]
 
 _log = logging.getLogger("mfconnector.documents")
-_LIMIT_PREFIXES = ("document_", "archive_")
+_LIMIT_PREFIXES = ("document_", "archive_", "html_")
 _POOL: trio.lowlevel.RunVar[DocumentWorkers] = trio.lowlevel.RunVar("mfc_document_workers")
 
 
