@@ -163,8 +163,11 @@ class _Text:
         return "".join([*self.chunks, *self.parts])
 
 
-_MARKUP_START = re.compile(r"<[A-Za-z!?/]")
-"""A ``<`` that starts a tag, comment or declaration; any other ``<`` is text (HTML5)."""
+_MARKUP_START = re.compile(r"""<(?:(/?)([A-Za-z][^\s/>]*)([\s/][^<>"']*)?>|[A-Za-z!?/])""")
+"""A ``<`` that starts a tag, comment or declaration; any other ``<`` is text (HTML5). A
+whole tag without quotes or a second ``<`` is matched at once (groups: ``/``, name,
+attributes); any other is read by ``_tag_end``. One character class per group, no
+nested repetition: a failed attempt stops at the next ``<``, ``>`` or quote."""
 _TAG_NAME = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
 _TAG_STOP = re.compile(r"""=\s*["']|>""")
 """Where a tag may end (``>``) or a quoted value begins (that value may hold ``>``)."""
@@ -211,13 +214,14 @@ def convert_html(
         lt = start.start()
         if lt > pos:  # text, literal "<" included (one that starts nothing)
             out.write(_decoded(markup[pos:lt]))
-        following = markup[lt + 1]
-        if markup.startswith("<!--", lt):
-            pos = _past(markup, "-->", lt + 4)  # unclosed: the rest is a comment
-            continue
-        if following in "!?" or not _is_letter(markup, lt + (2 if following == "/" else 1)):
-            pos = lt + 3 if markup.startswith("</>", lt) else _past(markup, ">", lt + 2)
-            continue  # a bogus comment, as HTML5 reads it
+        if start[2] is None:  # a comment, a declaration, or a tag with quotes
+            if markup.startswith("<!--", lt):
+                pos = _past(markup, "-->", lt + 4)  # unclosed: the rest is a comment
+                continue
+            following = markup[lt + 1]
+            if following in "!?" or not _is_letter(markup, lt + (2 if following == "/" else 1)):
+                pos = lt + 3 if markup.startswith("</>", lt) else _past(markup, ">", lt + 2)
+                continue  # a bogus comment, as HTML5 reads it
         if tags >= max_tags:
             limit = "html_tags"
             pos = lt
@@ -225,24 +229,21 @@ def convert_html(
         tags += 1
         if check is not None and tags % CHECK_EVERY_TAGS == 0:
             check()
-        tag = _TAG_NAME.match(markup, lt)
-        assert tag is not None  # a letter follows "<" or "</"
-        end = _tag_end(markup, tag.end())
-        if end < 0:  # never closed: the rest is text, as a reader would see it
-            out.write(markup[lt:])
-            pos = size
-            break
-        attrs, pos = markup[tag.end() : end - 1], end
-        name = tag[2].lower()
-        if tag[1]:
+        if start[2] is not None:  # the whole tag, matched at once
+            closing, name, attrs, pos = start[1], start[2].lower(), start[3], start.end()
+        else:
+            tag = _TAG_NAME.match(markup, lt)
+            assert tag is not None  # a letter follows "<" or "</"
+            end = _tag_end(markup, tag.end())
+            if end < 0:  # never closed: the rest is text, as a reader would see it
+                out.write(markup[lt:])
+                pos = size
+                break
+            closing, name, attrs, pos = tag[1], tag[2].lower(), markup[tag.end() : end - 1], end
+        if closing:
             out.end(name)
         elif name in _RAW_END:
-            closing = _RAW_END[name].search(markup, pos)
-            end = size if closing is None else closing.start()
-            if name in RAW_SHOWN_TAGS:
-                chunk = markup[pos:end]
-                out.write(_decoded(chunk) if name == "textarea" else chunk)
-            pos = end
+            pos = _raw_text(markup, name, pos, out)
         elif name == "plaintext":
             out.write(markup[pos:])
             pos = size
@@ -253,6 +254,16 @@ def convert_html(
     elif pos < size:
         out.write(_decoded(markup[pos:]))
     return HtmlText(_tidy(out.result()), limit)
+
+
+def _raw_text(markup: str, name: str, pos: int, out: _Text) -> int:
+    """Content up to ``</name``, never read as markup: shown or hidden; where it ends."""
+    closing = _RAW_END[name].search(markup, pos)
+    end = len(markup) if closing is None else closing.start()
+    if name in RAW_SHOWN_TAGS:
+        chunk = markup[pos:end]
+        out.write(_decoded(chunk) if name == "textarea" else chunk)
+    return end
 
 
 def _tag_end(markup: str, pos: int) -> int:
