@@ -1,12 +1,14 @@
 """HTML-to-text converters on the demo's mail bodies and on hostile markup: quality, time, growth.
 
     .venv/bin/python bench/textconv_bench.py            # after: pip install inscriptis html2text
+    .venv/bin/python bench/textconv_bench.py --converters mfconnector,selectolax
 
-Converters: ``selectolax`` (mfconnector.textconv since 0.2: lexbor's HTML5 parser and a
-pointer walk, behind a linear nesting-depth guard), the same without the guard,
-``stdlib`` (0.1's HTMLParser with a linear pre-pass, bench/textconv_stdlib.py), and,
-when installed, ``inscriptis`` (lxml, layout-aware, links shown) and ``html2text``
-(stdlib HTMLParser, Markdown out).
+Converters: ``mfconnector`` (mfconnector.textconv since 0.3: one streaming pass with the
+HTML5 tokenizer's rules and no tree), ``stdlib`` (0.1's HTMLParser with a linear pre-pass,
+bench/textconv_stdlib.py), and, when installed, ``selectolax`` (lexbor's HTML5 tree
+builder, which 0.2 used, here with its own ``text()``), ``inscriptis`` (lxml,
+layout-aware, links shown) and ``html2text`` (stdlib HTMLParser, Markdown out). For the
+whole server on the issue 16 reproduction, against 0.2.0, see bench/hostile_bench.py.
 
 Quality, on the HTML bodies of the 0.1 demo recording (fixtures/canned.json) and Graph's
 "Get message" HTML sample: how many http(s) link targets the text keeps, whether a data
@@ -54,6 +56,9 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "nested tables": lambda n: "<table><tr><td>" * (n // 15) + "cell",
     "255 deep, then <div>s": lambda n: "<div>" * 255 + "<div>x</div>" * ((n - 1275) // 12),
     "long text, one <p>": lambda n: "<p>" + "word " * (n // 5) + "</p>",
+    "250 <b id=N>, then <p>x": lambda n: (
+        "<div>" + "".join(f"<b id={i}>" for i in range(250)) + "</div>" + "<p>x" * (n // 4)
+    ),
 }
 
 DATA_TABLE = (
@@ -67,13 +72,19 @@ TABLE_ROWS = ("North", "1,200", "1,350"), ("South", "980", "1,010")
 def converters() -> dict[str, Callable[[str], str]]:
     from textconv_stdlib import html_to_text as stdlib
 
-    from mfconnector.textconv import html_to_text as lexbor
+    from mfconnector.textconv import html_to_text as streaming
 
-    found: dict[str, Callable[[str], str]] = {
-        "selectolax": lexbor,
-        "selectolax, no depth guard": lambda markup: lexbor(markup, max_depth=sys.maxsize),
-        "stdlib": stdlib,
-    }
+    found: dict[str, Callable[[str], str]] = {"mfconnector": streaming, "stdlib": stdlib}
+    try:
+        from selectolax.lexbor import LexborHTMLParser
+
+        def lexbor(markup: str) -> str:
+            tree = LexborHTMLParser(markup)
+            return str(tree.body.text(separator=" ") if tree.body is not None else "")
+
+        found["selectolax"] = lexbor
+    except ImportError:
+        pass
     try:
         from inscriptis import get_text
         from inscriptis.model.config import ParserConfig
@@ -215,6 +226,9 @@ def run_child(name: str, pattern: str, size: int) -> dict[str, Any] | None:
 
 def main() -> None:
     found = converters()
+    if "--converters" in sys.argv:  # e.g. --converters mfconnector,selectolax
+        wanted = sys.argv[sys.argv.index("--converters") + 1].split(",")
+        found = {name: convert for name, convert in found.items() if name in wanted}
     bodies = demo_bodies()
     print(f"# textconv bench — Python {platform.python_version()}, {os.cpu_count()} CPUs")
     chars = sum(map(len, bodies))

@@ -116,10 +116,11 @@ class Limits:
     tls_reason_chars: int = 200
     """Most characters of a TLS verification failure's reason repeated in our error."""
 
-    html_nesting_depth: int = 256
-    """Deepest element nesting an HTML body may open before it is read as plain words:
-    HTML5 parsers (lexbor included) check scope over the open elements at each tag,
-    so their cost is tags x depth. Browsers stop nesting at 512."""
+    html_tags: int = 200_000
+    """Most tags of one HTML body read with its layout (``mfconnector.textconv``, which
+    builds no tree); past it the rest is read as plain words and the answer is marked
+    incomplete. A 2 MB body of real mail has about 40,000-70,000 tags; this bounds the
+    conversion's work at about one second on a slow core, whatever the markup."""
 
     # --- tool arguments (published in the input schemas of tools/list) -------------------
     query_chars: int = 500

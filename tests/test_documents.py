@@ -32,7 +32,7 @@ from test_tools_loopback import FAST, tools_on
 from mfconnector.documents.archive import check_directory
 from mfconnector.documents.extract import extract
 from mfconnector.documents.runner import workers_for
-from mfconnector.errors import DocumentError
+from mfconnector.errors import BusyError, DocumentError
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 ITEM = "01LOOPBACKDOCUMENT0000000000000"
@@ -338,9 +338,12 @@ async def test_the_download_is_a_private_file_deleted_after_use(
 # --- hostile documents --------------------------------------------------------------------
 
 
-def ole_container() -> bytes:
-    """What Office writes for a password-protected .docx: an OLE compound file."""
-    return b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504) + b"EncryptionInfo" + bytes(1024)
+def ole_container(*streams: str) -> bytes:
+    """An OLE compound file whose directory names ``streams`` (UTF-16, as OLE stores them):
+    Office writes ``EncryptionInfo`` and ``EncryptedPackage`` for a password-protected
+    .docx; an old binary .doc holds ``WordDocument``."""
+    names = b"".join(name.encode("utf-16-le").ljust(128, b"\0") for name in streams)
+    return b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504) + names + bytes(1024)
 
 
 def with_part(base: bytes, name: str, content: bytes) -> bytes:
@@ -367,7 +370,15 @@ EXTERNAL_ENTITY = (
 
 HOSTILE = [
     pytest.param("secret.pdf", docbuild.encrypted_pdf(), "protected", id="encrypted-pdf"),
-    pytest.param("secret.docx", ole_container(), "protected", id="encrypted-office"),
+    pytest.param(
+        "secret.docx",
+        ole_container("EncryptionInfo", "EncryptedPackage"),
+        "protected",
+        id="encrypted-office",
+    ),
+    pytest.param(
+        "renamed.docx", ole_container("WordDocument", "1Table"), "unsupported", id="renamed-doc"
+    ),
     pytest.param("cut.docx", WORD[: len(WORD) // 2], "corrupt", id="truncated-docx"),
     pytest.param("cut.pdf", PDF[:200], "corrupt", id="truncated-pdf"),
     pytest.param("noise.xlsx", os.urandom(4_000), "corrupt", id="not-a-zip"),
@@ -398,6 +409,9 @@ async def test_hostile_documents_get_a_clear_error_and_serving_continues(
     assert error["kind"] == "document" and error["code"] == code and error["hint"]
     if code == "protected":
         assert "password-protected" in error["message"]
+    if code == "unsupported":
+        assert "an old binary Office format" in error["message"]
+        assert "password" not in error["message"]
     assert "root:" not in json.dumps(error)  # nothing of /etc/passwd
     assert "Quarterly report" in after["content"]["text"]
 
@@ -822,7 +836,8 @@ async def test_document_workers_limit(tmp_path: Path, slow_document: bytes, work
     async with trio.open_nursery() as nursery:
 
         async def read() -> None:
-            with pytest.raises(DocumentError):  # each runs into the 1 s deadline
+            # each runs into the 1 s deadline: parsing, or (one worker) waiting for it
+            with pytest.raises((DocumentError, BusyError)):
                 await pool.run(job, limits, "Excel workbook")
 
         nursery.start_soon(read)

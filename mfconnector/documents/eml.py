@@ -7,14 +7,14 @@ import email.policy
 from email.message import EmailMessage, Message
 
 from mfconnector.documents.text import TextBuilder
-from mfconnector.textconv import html_to_text
+from mfconnector.textconv import convert_html
 
 __all__ = ["eml_text"]
 
 HEADERS = ("From", "To", "Cc", "Date", "Subject")
 
 
-def _body(message: EmailMessage) -> str:
+def _body(message: EmailMessage, builder: TextBuilder, max_tags: int) -> str:
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
@@ -25,7 +25,14 @@ def _body(message: EmailMessage) -> str:
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
     if not isinstance(content, str):
         return ""
-    return html_to_text(content) if part.get_content_subtype() == "html" else content
+    if part.get_content_subtype() != "html":
+        return content
+    converted = convert_html(content, max_tags=max_tags)
+    if converted.limit is not None:
+        builder.note(
+            f"past {max_tags:,} HTML tags ({converted.limit}) the body is shown as plain words"
+        )
+    return converted.text
 
 
 def _header(message: Message, name: str) -> str:
@@ -36,7 +43,8 @@ def _header(message: Message, name: str) -> str:
     return " ".join(str(value or "").split())
 
 
-def eml_text(path: str, builder: TextBuilder) -> None:
+def eml_text(path: str, builder: TextBuilder, max_tags: int) -> None:
+    """The message's headers, body (HTML converted within ``max_tags``) and attachments."""
     with open(path, "rb") as handle:
         message = email.message_from_binary_file(handle, policy=email.policy.default)
     if not isinstance(message, EmailMessage):
@@ -45,7 +53,7 @@ def eml_text(path: str, builder: TextBuilder) -> None:
         value = _header(message, name)
         if value:
             builder.line(f"{name}: {value}")
-    builder.add("\n" + _body(message).strip() + "\n")
+    builder.add("\n" + _body(message, builder, max_tags).strip() + "\n")
     attachments = []
     for part in message.iter_attachments():
         filename = " ".join(str(part.get_filename() or "unnamed").split())

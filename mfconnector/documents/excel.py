@@ -27,14 +27,46 @@ _QUOTED_OR_ESCAPED = re.compile(r'"[^"]*"|\\.|\[[^\]]*\]')
 _CELL_REF = re.compile(r"^([A-Z]{1,3})\d*$")
 
 
-def _shared_strings(archive: SafeZip) -> list[str]:
-    """The workbook's string table, each already on one line (cells are tab-separated)."""
-    stream = archive.open("xl/sharedStrings.xml")
-    if stream is None:
-        return []
-    with stream:
-        items = iter_elements(stream, frozenset({"si"}))
-        return [one_line("".join(_rich_text(item))) for item in items]
+class _SharedStrings:
+    """The workbook's string table, read only as far as the cells ask, under a budget.
+
+    A 3.8 KB workbook can declare a table of millions of strings; reading it whole before
+    the first sheet kept a worker busy for 30 s whatever the text cap. Read lazily, a
+    table costs what the sheets use of it, and the strings read count against the
+    document's text cap (``document_text_chars``, one more for each string), so a table
+    the sheets index deep into stops when the text would have stopped anyway. Each string
+    is already on one line (cells are tab-separated).
+    """
+
+    def __init__(self, archive: SafeZip, budget: int) -> None:
+        self._stream = archive.open("xl/sharedStrings.xml")
+        self._items = (
+            iter_elements(self._stream, frozenset({"si"})) if self._stream is not None else None
+        )
+        self._strings: list[str] = []
+        self._left = budget
+        self.cut = False
+
+    def get(self, index: int) -> str:
+        while index >= len(self._strings) and self._items is not None:
+            item = next(self._items, None)
+            if item is None:
+                self._items = None
+                break
+            text = one_line("".join(_rich_text(item)))
+            self._left -= len(text) + 1
+            if self._left < 0:
+                self.cut = True
+                self.close()
+                break
+            self._strings.append(text)
+        return self._strings[index] if index < len(self._strings) else ""
+
+    def close(self) -> None:
+        self._items = None
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
 
 
 def _rich_text(element: Any) -> Iterator[str]:
@@ -103,7 +135,7 @@ class _SheetReader:
     column letters are looked up in small caches (a sheet repeats the same few).
     """
 
-    def __init__(self, shared: list[str], dated: list[bool], epoch: datetime.datetime) -> None:
+    def __init__(self, shared: _SharedStrings, dated: list[bool], epoch: datetime.datetime) -> None:
         self.shared, self.dated, self.epoch = shared, dated, epoch
         self.rows: list[str] = []
         self.cells: dict[int, str] = {}
@@ -168,8 +200,7 @@ class _SheetReader:
     def _value(self, value: str) -> str:
         kind = self.kind
         if kind == "s":
-            index = int(value) if value.isdigit() else -1
-            return self.shared[index] if 0 <= index < len(self.shared) else ""
+            return self.shared.get(int(value)) if value.isdigit() else ""
         if kind == "n" or kind == "d":
             if not value:
                 return ""
@@ -183,7 +214,7 @@ class _SheetReader:
 
 
 def _sheet_rows(
-    stream: Any, shared: list[str], dated: list[bool], epoch: datetime.datetime
+    stream: Any, shared: _SharedStrings, dated: list[bool], epoch: datetime.datetime
 ) -> Iterator[str]:
     reader = _SheetReader(shared, dated, epoch)
     parser = safe_parser()
@@ -205,7 +236,26 @@ def xlsx_text(archive: SafeZip, builder: TextBuilder) -> None:
     targets = relationships(archive, "xl/workbook.xml")
     builder.parts_total = len(sheets)
     builder.unit = "sheet"
-    shared = _shared_strings(archive)
+    shared = _SharedStrings(archive, builder.max_chars)
+    try:
+        _sheets(archive, builder, sheets, targets, shared, epoch)
+    finally:
+        shared.close()
+    if shared.cut:
+        builder.note(
+            f"the shared strings table holds more text than the {builder.max_chars:,}-character "
+            "cap: cells past it are shown empty"
+        )
+
+
+def _sheets(
+    archive: SafeZip,
+    builder: TextBuilder,
+    sheets: list[Any],
+    targets: dict[str, tuple[str, str]],
+    shared: _SharedStrings,
+    epoch: datetime.datetime,
+) -> None:
     dated = _date_styles(archive)
     for sheet in sheets:
         name = one_line(attr(sheet, "name") or "")

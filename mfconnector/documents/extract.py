@@ -48,7 +48,7 @@ def _read(path: str, kind: str, limits: Limits, builder: TextBuilder) -> None:
     elif kind == "eml":
         from mfconnector.documents.eml import eml_text
 
-        eml_text(path, builder)
+        eml_text(path, builder, limits.html_tags)
     else:
         from mfconnector.documents.archive import open_zip
         from mfconnector.documents.excel import xlsx_text

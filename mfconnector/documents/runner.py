@@ -6,8 +6,11 @@ A worker goes back to the idle list only after a job that ended in text (or in a
 past the end); after a document error, a timeout, a cancellation, a crash or an oversized
 answer it is killed, so no job ever runs in a process a bad document has touched. The
 pool is made with the first caller's limits (memory, worker count); time and CPU limits
-come with each job. Idle workers stop after ``document_idle_seconds``, and all of them when the
-trio run ends (a system task owns them).
+come with each job. One deadline (``document_seconds``) covers the whole call, the wait for
+a free worker included: while eight costly documents hold both workers, a ninth call is
+told the readers are busy when its own deadline passes, never kept waiting behind them.
+Idle workers stop after ``document_idle_seconds``, and all of them when the trio run ends
+(a system task owns them).
 """
 
 from __future__ import annotations
@@ -25,13 +28,13 @@ from typing import Any
 
 import trio
 
-from mfconnector.errors import DocumentError, ToolInputError
+from mfconnector.errors import BusyError, DocumentError, ToolInputError
 from mfconnector.limits import Limits
 
 __all__ = ["DocumentWorkers", "workers_for"]
 
 _log = logging.getLogger("mfconnector.documents")
-_LIMIT_PREFIXES = ("document_", "archive_")
+_LIMIT_PREFIXES = ("document_", "archive_", "html_")
 OnParts = Callable[[int, "int | None"], None]
 """Told ``(parts read so far, parts in the document or None)`` while a worker parses."""
 _POOL: trio.lowlevel.RunVar[DocumentWorkers] = trio.lowlevel.RunVar("mfc_document_workers")
@@ -100,6 +103,10 @@ class _Worker:
                     await stream.aclose()
 
 
+_EXIT_SECONDS = 2.0
+"""How long a worker whose answer stream ended is given to exit, so its status is known."""
+
+
 def _died(returncode: int | None, limits: Limits, what: str) -> DocumentError:
     if returncode == -getattr(signal, "SIGXCPU", -1000):
         return DocumentError(
@@ -107,10 +114,19 @@ def _died(returncode: int | None, limits: Limits, what: str) -> DocumentError:
             code="cpu",
             hint="it is too large or too complex to read here",
         )
+    if returncode is not None and returncode > 0:  # an error the worker could not answer
+        return DocumentError(
+            f"the parser failed while reading the {what}",
+            code="crashed",
+            hint="the file is probably damaged; the server carries on",
+        )
     return DocumentError(
-        f"the document reader stopped while reading the {what} (exit status {returncode})",
+        f"the document reader was stopped while reading the {what} (exit status {returncode}: "
+        "killed from outside, or out of memory)",
         code="crashed",
-        hint="the file is probably damaged; the server carries on",
+        hint="the server carries on; try again, and if it happens again the file is too "
+        "costly to read here",
+        retry_safe=True,
     )
 
 
@@ -151,41 +167,73 @@ class DocumentWorkers:
                 if item.name.startswith(_LIMIT_PREFIXES)
             },
         }
-        async with self._slots:
-            worker = self.idle.pop() if self.idle else await self._spawn()
-            reusable = False
-            try:
-                with trio.move_on_after(limits.document_seconds) as deadline:
-                    answer = await worker.ask(job, on_parts)
-                if deadline.cancelled_caught:
-                    raise DocumentError(
-                        f"reading the {what} took longer than {limits.document_seconds:g} s",
-                        code="timeout",
-                        hint="it is too large or too complex to read here",
-                    )
-                if answer is None:
-                    await worker.kill()
-                    raise _died(worker.process.returncode, limits, what)
-                worker.jobs += 1
-                if answer.get("ok") is True:
-                    reusable = worker.jobs < limits.document_worker_jobs
-                    return answer
-                error = answer.get("error") or {}
-                if answer.get("input"):  # the document was read; the offset or part was not in it
-                    reusable = worker.jobs < limits.document_worker_jobs
-                    raise ToolInputError(str(error.get("message")), hint=error.get("hint"))
-                raise DocumentError(
-                    str(error.get("message")),
-                    code=str(error.get("code") or "corrupt"),
-                    hint=error.get("hint"),
-                    retry_safe=bool(error.get("retrySafe")),
+        started = trio.current_time()
+        deadline = started + limits.document_seconds
+        with trio.move_on_at(deadline) as waiting:
+            await self._slots.acquire()
+        if waiting.cancelled_caught:  # trio: a cancelled acquire acquired nothing
+            raise BusyError(
+                f"every document reader ({limits.document_workers}) stayed busy for "
+                f"{limits.document_seconds:g} s; "
+                f"the {what} was not read",
+                hint="try again in a moment",
+            )
+        try:
+            return await self._run_in_slot(
+                job, limits, what, deadline, waited=trio.current_time() - started, on_parts=on_parts
+            )
+        finally:
+            self._slots.release()
+
+    async def _run_in_slot(
+        self,
+        job: dict[str, Any],
+        limits: Limits,
+        what: str,
+        deadline: float,
+        *,
+        waited: float,
+        on_parts: OnParts | None,
+    ) -> dict[str, Any]:
+        worker = self.idle.pop() if self.idle else await self._spawn()
+        reusable = False
+        try:
+            with trio.move_on_at(deadline) as timer:
+                answer = await worker.ask(job, on_parts)
+            if timer.cancelled_caught:
+                queued = (
+                    f", {waited:.1f} s of it waiting for a free reader" if waited >= 0.1 else ""
                 )
-            finally:
-                if reusable:
-                    worker.idle_since = trio.current_time()
-                    self.idle.append(worker)
-                else:
-                    await worker.kill()
+                raise DocumentError(
+                    f"reading the {what} took longer than {limits.document_seconds:g} s{queued}",
+                    code="timeout",
+                    hint="it is too large or too complex to read here",
+                )
+            if answer is None:
+                with trio.move_on_after(_EXIT_SECONDS):
+                    await worker.process.wait()
+                await worker.kill()
+                raise _died(worker.process.returncode, limits, what)
+            worker.jobs += 1
+            if answer.get("ok") is True:
+                reusable = worker.jobs < limits.document_worker_jobs
+                return answer
+            error = answer.get("error") or {}
+            if answer.get("input"):  # the document was read; the offset or part was not in it
+                reusable = worker.jobs < limits.document_worker_jobs
+                raise ToolInputError(str(error.get("message")), hint=error.get("hint"))
+            raise DocumentError(
+                str(error.get("message")),
+                code=str(error.get("code") or "corrupt"),
+                hint=error.get("hint"),
+                retry_safe=bool(error.get("retrySafe")),
+            )
+        finally:
+            if reusable:
+                worker.idle_since = trio.current_time()
+                self.idle.append(worker)
+            else:
+                await worker.kill()
 
     async def keep(self) -> None:
         """A system task: stop workers idle too long, and all of them when the run ends."""

@@ -92,6 +92,11 @@ class TextBuilder:
     def line(self, text: str) -> None:
         self.add(text + "\n")
 
+    def note(self, reason: str) -> None:
+        """Say why the text is short of the document when no cap stopped it (one reason)."""
+        if self._cut is None:
+            self._cut = reason
+
     def finish(self) -> Extraction:
         return Extraction(
             text="".join(self._chunks),

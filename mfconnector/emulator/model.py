@@ -151,6 +151,9 @@ class Message:
     inference: str = "focused"
     attachments: list[Attachment] = field(default_factory=list)
     headers: list[tuple[str, str]] = field(default_factory=list)
+    keeps_html: bool = False
+    """Answered as HTML even when text is preferred: Graph honours
+    ``Prefer: outlook.body-content-type="text"`` most of the time, not always."""
     created: datetime | None = None
     modified: datetime | None = None
     generation: int = 0
@@ -267,7 +270,7 @@ class Message:
         return full
 
     def _body_json(self, text_body: bool, *, unique: bool) -> dict[str, str]:
-        if text_body and self.body_type == "html":
+        if text_body and self.body_type == "html" and not self.keeps_html:
             body, unique_text = self.texts()
             return {"contentType": "text", "content": unique_text if unique else body}
         if unique:

@@ -537,7 +537,33 @@ def build_adele(rng: random.Random) -> Mailbox:
         categories=["Finance", "Red category"],
     )
     b.attach(newest, "Budget 2027 model.xlsx", XLSX, budget_model_xlsx)
+    _hostile_html(b, junk)
     return mailbox
+
+
+HOSTILE_HTML = (
+    "<div>" + "".join(f"<b id={n}>" for n in range(250)) + "</div>" + "<p>x" * 60_000
+)
+"""243 KB that an HTML5 tree builder turns into 15 million nodes: each ``<p>`` re-opens the
+250 formatting elements (0.2.0 took 5.6 GB converting it)."""
+HOSTILE_TEXT = "x\r\n" * 60_000
+"""Its text as the emulator renders it (``htmltext.html_to_text``, checked by a test), set
+up front so the first search or preview does not spend seconds converting it."""
+
+
+def _hostile_html(b: _MailBuilder, junk: Folder) -> None:
+    """Added last, with a fixed date, so no other message's id or date moves."""
+    message = b.add(
+        junk,
+        PEOPLE["lottery"],
+        [ME],
+        "Your parcel is waiting",
+        html=HOSTILE_HTML,
+        received=DEMO_NOW - timedelta(days=2, hours=3),
+        inference="other",
+        keeps_html=True,
+    )
+    message._text_cache = (message.version, HOSTILE_TEXT, HOSTILE_TEXT)
 
 
 def _threads(

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
-
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.shaping import Skipped, clip_window, redact_text, shape_item
@@ -44,7 +42,8 @@ from mfconnector.tools.reading import (
     ATTACHMENT_FIELDS,
     ATTACHMENT_SELECT,
     attachment_kind,
-    readable_body,
+    body_text,
+    conversion_record,
 )
 
 __all__ = ["MAIL_ATTACHMENT"]
@@ -170,11 +169,12 @@ async def _attached_message(
         max_chars=ctx.limits.field_chars,
         max_items=ctx.limits.list_field_items,
     )
-    text, redactions = await trio.to_thread.run_sync(
-        readable_body, item.get("body"), abandon_on_cancel=True
-    )
-    if redactions:
+    converted = await body_text(item.get("body"), ctx.limits)
+    text = converted.text
+    if converted.redactions:
         skipped.removed.append("message.body")
+    if converted.limit is not None:
+        skipped.fields.append(conversion_record("message.body", converted.limit, ctx.limits))
     message = compact_message(shaped, zone)
     window, clip = clip_window(text, offset, ctx.limits.body_chars, "offset")
     message["body"] = window

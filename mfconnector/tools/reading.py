@@ -6,14 +6,17 @@ Shared by ``mail_read`` (one message), ``batch_read`` (several under a byte budg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import trio
 
 from mfconnector.graph.urls import quote_segment
+from mfconnector.limits import Limits
 from mfconnector.shaping import Skipped, clip_window, redact_text, shape_item
-from mfconnector.textconv import html_to_text
+from mfconnector.textconv import convert_html
 from mfconnector.timezones import MailboxZone
 from mfconnector.tools.base import ToolContext
 from mfconnector.tools.mailbox import Mailbox, prefer_header
@@ -28,9 +31,12 @@ __all__ = [
     "ATTACHMENT_FIELDS",
     "ATTACHMENT_SELECT",
     "COMPACT_ATTACHMENT_OMITS",
+    "BodyText",
     "Fetched",
     "attachment_kind",
+    "body_text",
     "compact_attachment",
+    "conversion_record",
     "fetch_message",
     "readable_body",
     "shape_message",
@@ -49,14 +55,53 @@ ATTACHMENT_SELECT = "id,name,contentType,size,isInline,lastModifiedDateTime"
 COMPACT_ATTACHMENT_OMITS = "attachments.lastModifiedDateTime"
 
 
-def readable_body(body: Any) -> tuple[str, int]:
-    """The body as text with credential links cut out, and how many were cut."""
+@dataclass(frozen=True, slots=True)
+class BodyText:
+    """A body as text with credential links cut out, how many were cut, and the limit
+    that cut an HTML body's layout short (``None``: none did)."""
+
+    text: str
+    redactions: int = 0
+    limit: str | None = None
+
+
+def readable_body(
+    body: Any, *, max_tags: int, check: Callable[[], object] | None = None
+) -> BodyText:
+    """``body`` (Graph's ``{contentType, content}``) as text; blocking, for a thread."""
     if not isinstance(body, dict) or not isinstance(body.get("content"), str):
-        return redact_text("")
+        return BodyText("")
     content: str = body["content"]
+    limit = None
     if str(body.get("contentType", "")).lower() == "html":
-        content = html_to_text(content)
-    return redact_text(content)
+        converted = convert_html(content, max_tags=max_tags, check=check)
+        content, limit = converted.text, converted.limit
+    text, redactions = redact_text(content)
+    return BodyText(text, redactions, limit)
+
+
+async def body_text(body: Any, limits: Limits) -> BodyText:
+    """Up to 2 MB of untrusted HTML converted off the event loop, which keeps serving.
+
+    The thread is not abandoned on cancel: the converter asks trio every few thousand tags
+    whether its call was cancelled, and stops there, so a cancelled or timed-out read
+    leaves nothing running (trio.from_thread.check_cancelled).
+    """
+    convert = partial(
+        readable_body, body, max_tags=limits.html_tags, check=trio.from_thread.check_cancelled
+    )
+    return await trio.to_thread.run_sync(convert)
+
+
+def conversion_record(path: str, limit: str, limits: Limits) -> dict[str, Any]:
+    """The ``skipped.fields`` entry for a body whose layout a limit cut short."""
+    return {
+        "path": path,
+        "limit": limit,
+        "keptTags": getattr(limits, limit),
+        "note": "past this many HTML tags the rest of the body is shown as plain words "
+        "(its words are all there; line breaks, list marks and link targets are not)",
+    }
 
 
 def attachment_kind(item: dict[str, Any]) -> str:
@@ -84,6 +129,7 @@ class Fetched:
     redactions: int
     attachments: list[Any]
     more_attachments: bool
+    conversion_limit: str | None = None
 
 
 async def fetch_message(
@@ -105,10 +151,7 @@ async def fetch_message(
         headers=prefer_header(zone, text_bodies=True),
     )
     raw = answer.body if isinstance(answer.body, dict) else {}
-    # Up to 2 MB of untrusted HTML: converted off the event loop, which keeps serving.
-    text, redactions = await trio.to_thread.run_sync(
-        readable_body, raw.get(body_field), abandon_on_cancel=True
-    )
+    converted = await body_text(raw.get(body_field), ctx.limits)
     attachments: list[Any] = []
     more = False
     if raw.get("hasAttachments"):
@@ -121,7 +164,7 @@ async def fetch_message(
         values = values if isinstance(values, list) else []
         attachments = values[: ctx.limits.list_items]
         more = len(values) > len(attachments) or "@odata.nextLink" in listed.body
-    return Fetched(raw, text, redactions, attachments, more)
+    return Fetched(raw, converted.text, converted.redactions, attachments, more, converted.limit)
 
 
 def shape_message(
@@ -163,6 +206,8 @@ def shape_message(
         text_path = f"message.{body_field}"
     if clip is not None and "nextOffset" in clip:
         skipped.text = {"field": text_path, **clip}
+    if fetched.conversion_limit is not None:
+        skipped.fields.append(conversion_record(text_path, fetched.conversion_limit, ctx.limits))
     out: dict[str, Any] = {"message": message}
     if fetched.attachments or fetched.more_attachments:
         listed = [
