@@ -20,7 +20,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from mfconnector.emulator import docbuild
+import mfconnector.demo_documents as docbuild
 from mfconnector.emulator.seed import build_tenant
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"

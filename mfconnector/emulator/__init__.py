@@ -3,8 +3,8 @@
 ``--demo`` serves it; ``EmulatorTransport`` plugs it in at httpx's transport seam. The
 pieces, one concern each:
 
-- ``seed``: the demo tenant's data, generated deterministically (``docbuild`` builds its
-  Office and PDF files, ``ids`` its ids of real length);
+- ``seed``: the demo tenant's data, generated deterministically (its Office and PDF files
+  come from ``mfconnector.demo_documents``, its ids of real length from ``ids``);
 - ``model``: mailboxes, messages, attachments, drives, items, and their Graph JSON;
 - ``odata`` and ``kql``: ``$filter``/``$orderby``/``$select``/``$top``/``$skip``/``$count``
   and ``$search``;

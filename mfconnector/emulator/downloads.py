@@ -12,7 +12,8 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, parse_qs
 
-from mfconnector.emulator import docbuild, ids
+import mfconnector.demo_documents as docbuild
+from mfconnector.emulator import ids
 from mfconnector.emulator.model import Drive, DriveItem
 
 if TYPE_CHECKING:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mfconnector.emulator import docbuild, ids
+import mfconnector.demo_documents as docbuild
+from mfconnector.emulator import ids
 from mfconnector.emulator.model import (
     Attachment,
     Drive,
@@ -541,9 +542,7 @@ def build_adele(rng: random.Random) -> Mailbox:
     return mailbox
 
 
-HOSTILE_HTML = (
-    "<div>" + "".join(f"<b id={n}>" for n in range(250)) + "</div>" + "<p>x" * 60_000
-)
+HOSTILE_HTML = "<div>" + "".join(f"<b id={n}>" for n in range(250)) + "</div>" + "<p>x" * 60_000
 """243 KB that an HTML5 tree builder turns into 15 million nodes: each ``<p>`` re-opens the
 250 formatting elements (0.2.0 took 5.6 GB converting it)."""
 HOSTILE_TEXT = "x\r\n" * 60_000

@@ -14,8 +14,9 @@ The pieces, one concern each: ``store`` (labels, messages, threads, drafts, hist
 multipart batch endpoint); ``errors`` (Google's error shape); ``calls`` (requests, scopes,
 paging); ``core`` (dispatch, auth, faults); ``transport``, ``server``; ``demo``,
 ``demo_cast``, ``demo_threads``, ``demo_singles`` (the demo data), ``demo_build``
-(deterministic MIME) and ``docbuild`` (its documents). What it implements and where it is
-simpler than Gmail: ``docs/GMAIL_EMULATOR.md``.
+(deterministic MIME); its documents come from ``mfconnector.demo_documents``, shared with
+the Graph emulator. What it implements and where it is simpler than Gmail:
+``docs/GMAIL_EMULATOR.md``.
 """
 
 from __future__ import annotations

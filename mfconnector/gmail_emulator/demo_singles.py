@@ -3,7 +3,7 @@ the category tabs, Spam and Trash, and the phishing mail."""
 
 from __future__ import annotations
 
-from mfconnector.gmail_emulator import docbuild
+import mfconnector.demo_documents as docbuild
 from mfconnector.gmail_emulator.demo_build import Attachment, DemoWriter, forwarded
 from mfconnector.gmail_emulator.demo_cast import ME, PEOPLE, PHISHING_FILENAME, at
 

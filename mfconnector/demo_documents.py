@@ -1,7 +1,9 @@
 """Valid Office and PDF documents with real text, built by hand with the standard library.
 
-The demo mailbox and drive carry Word, Excel, PowerPoint and PDF files whose text a
-document reader must be able to extract, so they are real files, not placeholders:
+Both emulators' demo mailboxes (and the Graph demo drive) carry Word, Excel, PowerPoint and
+PDF files whose text a document reader must be able to extract, so they are real files, not
+placeholders. It is the one module outside their own packages the emulators may import: it
+imports only the standard library, like them.
 
 - ``docx(title, paragraphs)``: WordprocessingML with a ``Title`` paragraph and body text.
 - ``xlsx(sheets)``: SpreadsheetML, one worksheet per ``(name, rows)``; strings go in a
@@ -28,6 +30,9 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from io import BytesIO
 from xml.sax.saxutils import escape
+
+AUTHOR = "Demo Author"
+"""The creator named in every document's core properties (both demo mailboxes share them)."""
 
 __all__ = ["docx", "eml", "pdf", "png", "pptx", "xlsx"]
 
@@ -77,7 +82,7 @@ def _core(title: str) -> str:
         'xmlns:dc="http://purl.org/dc/elements/1.1/" '
         'xmlns:dcterms="http://purl.org/dc/terms/" '
         'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
-        f"<dc:title>{escape(title)}</dc:title><dc:creator>Adele Vance</dc:creator>"
+        f"<dc:title>{escape(title)}</dc:title><dc:creator>{escape(AUTHOR)}</dc:creator>"
         '<dcterms:created xsi:type="dcterms:W3CDTF">2026-01-01T00:00:00Z</dcterms:created>'
         "</cp:coreProperties>"
     )
