@@ -54,7 +54,9 @@ FAST = dataclasses.replace(
 BODY = DEFAULT_LIMITS.body_chars
 TEST_SECONDS = 60
 ME = "adelev@contoso.onmicrosoft.com"
-FULL_VIEW_TOOLS = frozenset({"mail_list", "mail_search", "mail_read"})
+FULL_VIEW_TOOLS = frozenset(
+    {"mail_list", "mail_search", "mail_read", "mail_folders", "files_list", "files_search"}
+)
 
 
 @dataclasses.dataclass
@@ -406,13 +408,15 @@ async def test_files_search_finds_a_file_by_a_word_of_its_text() -> None:
 async def test_files_read_text_windows_binary_and_big_files(era: str) -> None:
     async with demo(era) as d:
         notes = await d.data("files_read", {"path": "Documents/Notes de réunion – Tōkyō.txt"})
-        assert notes["content"]["charsRead"] == BODY + 1
-        assert notes["skipped"]["text"]["nextOffset"] == BODY
-        rest = await d.data("files_read", {"item_id": notes["item"]["id"], "offset": BODY})
+        assert len(notes["content"]["text"]) == BODY
+        next_offset = notes["skipped"]["text"]["nextOffset"]
+        assert next_offset == len(notes["content"]["text"].encode("utf-8"))
+        rest = await d.data("files_read", {"item_id": notes["item"]["id"], "offset": next_offset})
         assert len(rest["content"]["text"]) == 1
-        log = await d.data("files_read", {"path": "server.log"})
-        assert log["skipped"]["text"]["bytesRead"] == DEFAULT_LIMITS.graph_body_bytes
-        assert log["skipped"]["text"]["totalBytes"] == 2_600_000
+        assert rest["skipped"]["text"]["bytesBefore"] == next_offset
+        log = await d.data("files_read", {"path": "server.log", "offset": -200})
+        assert log["content"]["totalBytes"] == log["content"]["toByte"] == 2_600_000
+        assert "disk quota exceeded" in log["content"]["text"]
         png = await d.data("files_read", {"path": "Documents/Reports/2026/Report chart.png"})
         assert png["content"]["returned"] is False and png["item"]["size"] > 100
         folder = await d.data("files_read", {"path": "Projects"})

@@ -1087,15 +1087,32 @@ def _text_file(content: str) -> tuple[Callable[[], bytes], str]:
     return (lambda: data), content
 
 
+LOG_BYTES = 2_600_000
+LOG_INCIDENT = (
+    "2026-03-05T23:58:41Z WARN sync mailbox=adelev throttled by Graph: Retry-After 30\n"
+    "2026-03-05T23:59:12Z ERROR sync mailbox=adelev delta token expired (syncStateNotFound); "
+    "starting a full resync\n"
+    "2026-03-05T23:59:57Z ERROR sync mailbox=adelev full resync aborted after 45 s: "
+    "disk quota exceeded on /var/lib/sync\n"
+)
+"""The end of the demo log, the part a person opens a log for."""
+
+
 def _log_bytes() -> bytes:
-    lines = []
-    for n in range(26_000):
-        lines.append(
+    """2,600,000 bytes of sync log: routine lines, then the incident at the very end."""
+    room = LOG_BYTES - len(LOG_INCIDENT)
+    lines, size, n = [], 0, 0
+    while True:
+        line = (
             f"2026-03-05T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z INFO sync "
             f"request={n:06d} mailbox=adelev items={n % 50} elapsed_ms={(n * 7) % 900}\n"
         )
-    data = "".join(lines).encode("ascii")
-    return data[:2_600_000].ljust(2_600_000, b"\n")
+        if size + len(line) > room:
+            break
+        lines.append(line)
+        size += len(line)
+        n += 1
+    return ("".join(lines).ljust(room, "\n") + LOG_INCIDENT).encode("ascii")
 
 
 def _notes_10001() -> str:

@@ -74,8 +74,7 @@ MAIL_READ = Tool(
         f"One message (message_id) or 1-{limits.batch_read_ids} (message_ids, within "
         "max_response_bytes; each item has a status, see nextIndex): headers, flags, "
         f"attachment list and body as text, {limits.body_chars:,} characters from "
-        "body_offset; unique_body: only the new part of a reply. Compact unless "
-        f"detail=full. {UNTRUSTED}"
+        f"body_offset; unique_body: only the new part of a reply. {UNTRUSTED}"
     ),
     input_schema=input_schema(
         {
