@@ -37,6 +37,39 @@ FIXTURE_TOKEN = "fixture-token-not-a-secret"
 """Demo and fixture modes still send a bearer token, so the same header code path runs."""
 
 
+TOUR_HELP = "run the server on the demo mailbox and show what it returns"
+TOUR_MORE = (
+    "It starts the real server on the bundled demo data (no account, nothing sent anywhere), "
+    "calls each read tool as an assistant would and prints what came back."
+)
+SUBCOMMANDS = (
+    (
+        "login",
+        "sign in: in a web browser, or with --device-code (messages on stderr)",
+        "Needs MFC_CLIENT_ID (or --client-id): the application (client) id of an app "
+        "registration in Microsoft Entra ID; see README.md 'Sign in (live mode)'. The token "
+        "is kept in the system keyring, or an encrypted file where there is none.",
+    ),
+    (
+        "logout",
+        "remove the signed-in account from the token cache",
+        "The server then answers 'not signed in' until the next login.",
+    ),
+    (
+        "status",
+        "show account, tenant, scopes, cache location and token expiry",
+        "Says first what blocks signing in (no client id configured, not signed in).",
+    ),
+)
+TTY_NOTICE = (
+    "mfconnector is an MCP server: it is waiting for an MCP client to speak JSON-RPC on "
+    "stdin. Add it to a client (Claude Desktop, Claude Code, VS Code) as README.md 'Add it "
+    "to an MCP client' shows, or run `mfconnector tour` to see what it returns. Ctrl+D or "
+    "Ctrl+C ends it."
+)
+"""Said on stderr when stdin is a terminal: a person started it by hand."""
+
+
 def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
@@ -80,13 +113,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_auth_arguments(parser)
     add_gate_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
-    for name, text in (
-        ("login", "sign in: in a web browser, or with --device-code (messages on stderr)"),
-        ("logout", "remove the signed-in account from the token cache"),
-        ("status", "show account, tenant, scopes, cache location and token expiry"),
-    ):
-        sub = commands.add_parser(name, help=text)
+    tour = commands.add_parser(
+        "tour", help=TOUR_HELP, description=f"{TOUR_HELP[0].upper()}{TOUR_HELP[1:]}. {TOUR_MORE}"
+    )
+    tour.add_argument(
+        "--demo",
+        action="store_true",
+        help="accepted and ignored: the tour always runs on the demo mailbox",
+    )
+    for name, text, more in SUBCOMMANDS:
+        sub = commands.add_parser(
+            name, help=text, description=f"{text[0].upper()}{text[1:]}. {more}"
+        )
         _add_auth_arguments(sub)
         if name == "login":
             flow = sub.add_mutually_exclusive_group()
@@ -287,6 +325,7 @@ def _live_auth(
 
     try:
         config = auth_config_from_args(args)
+        config.require_client_id()  # the first blocker, said before any keyring or network
     except AuthError as error:
         return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None, "global", False
     # The server asks for the read permissions only: Entra ID puts every permission the
@@ -319,7 +358,28 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
+    _say_sign_in_blocker(context)
+    if _stdin_is_terminal():
+        print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
     return serve_stdio(server, limits, graph.aclose, stdio)
+
+
+def _say_sign_in_blocker(context: ToolContext) -> None:
+    """Live mode that cannot sign in as configured says why at start-up (every tool will)."""
+    from mfconnector.auth import UnavailableTokenProvider
+
+    provider = context.token_provider
+    if isinstance(provider, UnavailableTokenProvider):
+        error = provider.error
+        hint = f" ({error.hint})" if error.hint else ""
+        print(f"mfconnector: live mode cannot sign in: {error.message}{hint}", file=sys.stderr)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed or detached stdin: not a person at a terminal
+        return False
 
 
 def serve_stdio(
