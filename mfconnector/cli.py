@@ -255,7 +255,7 @@ def _context(
         graph_factory=graph,
         user_path=user_path,
         source=source,
-        writes=_write_setup(args, limits, gates or Gates(), cloud, live=mode == "live"),
+        writes=_write_setup(args, limits, gates or Gates(), cloud, mode=mode),
         mailbox=_mailbox(args),
         time_zone=_time_zone(args),
         all_files=all_files,
@@ -264,24 +264,29 @@ def _context(
 
 
 def _write_setup(
-    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, live: bool
+    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, mode: str
 ) -> WriteSetup | None:
-    """The acting tools' shared state; a live server's send state lives in a file."""
+    """The acting tools' shared state; a live server's send state lives in a file, and the
+    demo dates its preparations on the demo's clock."""
     if not gates.any:
         return None
     import os
+    import time
     from pathlib import Path
 
+    from mfconnector.demo import DemoClock
     from mfconnector.paths import default_state_dir
     from mfconnector.writes.setup import WriteSetup
     from mfconnector.writes.store import STATE_FILE_NAME, AsyncSendStore, SendStore
 
     path: Path | None = None
-    if live:
+    if mode == "live":
         raw = args.state_dir or os.environ.get("MFC_STATE_DIR", "").strip()
         directory = Path(raw).expanduser().absolute() if raw else default_state_dir(os.environ)
         path = directory / STATE_FILE_NAME
-    return WriteSetup(gates, AsyncSendStore(SendStore(path, limits=limits)), cloud=cloud)
+    clock = DemoClock() if mode == "demo" else time.time
+    store = AsyncSendStore(SendStore(path, limits=limits, clock=clock))
+    return WriteSetup(gates, store, cloud=cloud, clock=clock)
 
 
 def _mailbox(args: argparse.Namespace) -> str | None:

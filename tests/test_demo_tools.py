@@ -448,7 +448,10 @@ async def test_files_read_gives_the_text_of_each_kind_of_demo_document(era: str)
     assert deck.startswith("## Slide 1: Contoso Launch – kickoff\nApril 14, Redmond campus\n")
     assert "## Slide 4: Risks\nOffline sync demo\n" in deck
     assert pdf["content"]["format"] == "pdf" and pdf["content"]["partsTotal"] >= 2
-    assert "1. Services: Fabrikam provides consulting services" in pdf["content"]["text"]
+    contract = pdf["content"]["text"]
+    assert "2.1 Fabrikam provides the Services described in each statement of work" in contract
+    clauses = [line for line in contract.splitlines() if line[:1].isdigit()]
+    assert len(clauses) == len(set(clauses)) > 40, "every clause once (0.2 repeated six, 9x)"
     assert page["content"]["text"].startswith("## Page 2\n")
     assert pdf["content"]["text"][pdf["content"]["parts"][1]["offset"] :].startswith(
         page["content"]["text"][:200]

@@ -19,7 +19,7 @@ from mfconnector.tools.common import (
     input_schema,
     item_shaper,
 )
-from mfconnector.tools.content import NOT_READABLE_YET, readable_as
+from mfconnector.tools.content import not_text_reason, readable_as
 from mfconnector.tools.documents import PART, document_kind, read_document, unreadable_reason
 from mfconnector.tools.drives import Drive, drive_of
 from mfconnector.tools.item_tables import drive_table
@@ -195,7 +195,7 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     mime = _mime_of(raw)
     kind = document_kind(name, mime)
     if kind is None and readable_as(name, mime) is None:
-        reason = unreadable_reason(name) or NOT_READABLE_YET
+        reason = unreadable_reason(name) or not_text_reason(name, mime)
         result["content"] = {"returned": False, "reason": reason}
         return skipped.apply(result)
     if not isinstance(raw.get("id"), str):
