@@ -35,6 +35,9 @@ CursorFor = Callable[[str, int], str]
 
 UNBOUND_ARGUMENTS = frozenset({"cursor", "limit"})
 """Arguments a cursor is not bound to: the page size may change from page to page."""
+SCOPE_ARGUMENTS = frozenset({"mailbox", "drive_id", "site"})
+"""Arguments that choose whose mail or drive a call reads: never taken from a cursor, so a
+call that leaves them out reads the signed-in user's own, and another's cursor is refused."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +82,17 @@ class Page:
 
 
 def continued_arguments(ctx: ToolContext, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A call that passes only a cursor continues with the arguments its listing was made with
-    (folder, filters, view), so the next page keeps its context; any other call is as given."""
-    if "cursor" not in arguments or set(arguments) - UNBOUND_ARGUMENTS:
+    """A call that passes only a cursor (and perhaps the mailbox or drive) continues with the
+    arguments its listing was made with (folder, filters, query, view), so the next page
+    keeps its context; any other call is as given. The mailbox or drive is never taken
+    from the cursor (``SCOPE_ARGUMENTS``)."""
+    if "cursor" not in arguments or set(arguments) - UNBOUND_ARGUMENTS - SCOPE_ARGUMENTS:
         return arguments
     carried = ctx.cursors.carried_arguments(arguments["cursor"], tool=tool)
-    return arguments if carried is None else {**carried, **arguments}
+    if carried is None:
+        return arguments
+    kept = {key: value for key, value in carried.items() if key not in SCOPE_ARGUMENTS}
+    return {**kept, **arguments}
 
 
 def _graph_value(body: Any) -> list[Any]:
