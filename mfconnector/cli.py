@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mfconnector import __version__
@@ -363,10 +363,15 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
-    _say_sign_in_blocker(context)
-    if _stdin_is_terminal():
-        print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
-    return serve_stdio(server, limits, graph.aclose, stdio)
+    terminal = _stdin_is_terminal()  # asked before the protocol takes stdin over
+
+    def announce() -> None:
+        """Said once stdin and stdout are known to be usable: the first blocker first."""
+        _say_sign_in_blocker(context)
+        if terminal:
+            print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
+
+    return serve_stdio(server, limits, graph.aclose, stdio, announce=announce)
 
 
 def _say_sign_in_blocker(context: ToolContext) -> None:
@@ -388,9 +393,15 @@ def _stdin_is_terminal() -> bool:
 
 
 def serve_stdio(
-    server: McpServer, limits: Limits, close: Any, stdio: StdioKind | None = None
+    server: McpServer,
+    limits: Limits,
+    close: Any,
+    stdio: StdioKind | None = None,
+    *,
+    announce: Callable[[], None] | None = None,
 ) -> int:
-    """Serve ``server`` on this process's stdin/stdout until end of input or a signal."""
+    """Serve ``server`` on this process's stdin/stdout until end of input or a signal;
+    ``announce`` says what a person should know once the streams are claimed."""
     import trio
 
     from mfconnector.runtime import Runtime
@@ -407,6 +418,8 @@ def serve_stdio(
         )
         return EXIT_USAGE
     logging.getLogger("mfconnector.stdio").info("protocol stream: %s", stdio)
+    if announce is not None:
+        announce()
 
     async def run() -> None:
         receive, send = open_protocol_streams(fds, stdio)

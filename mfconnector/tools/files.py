@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import ToolInputError
-from mfconnector.graph.client import GraphClient
 from mfconnector.graph.urls import quote_segment
 from mfconnector.shaping import Skipped, redact_text, shape_item
 from mfconnector.tools.base import ActiveLimit, Tool, ToolContext
@@ -25,6 +24,9 @@ from mfconnector.tools.drives import Drive, drive_of
 from mfconnector.tools.item_tables import drive_table
 from mfconnector.tools.listing import continued_arguments, list_result
 from mfconnector.tools.text_window import decode_window, window_start
+
+if TYPE_CHECKING:
+    from mfconnector.graph.client import GraphClient
 
 __all__ = ["FILES_LIST", "FILES_READ", "FILES_SEARCH"]
 
