@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -138,8 +139,19 @@ def searchable(message: Message) -> str:
     return " ".join(parts + [a.name for a in message.attachments]).casefold()
 
 
+def without_latin_accents(text: str) -> str:
+    """Exchange's default diacritic-insensitive match, for Latin letters (é is e)."""
+    out = []
+    for char in unicodedata.normalize("NFKD", text):
+        if unicodedata.combining(char) and out and out[-1] < "\u0250":
+            continue
+        out.append(char)
+    return unicodedata.normalize("NFC", "".join(out)).casefold()
+
+
 def has_word(text: str, word: str) -> bool:
-    return any(t.startswith(word.casefold()) for t in re.findall(r"\w+", text.casefold()))
+    prefix = without_latin_accents(word)
+    return any(t.startswith(prefix) for t in re.findall(r"\w+", without_latin_accents(text)))
 
 
 # --- the context the CLI builds -------------------------------------------------------------
