@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mfconnector import __version__
@@ -35,6 +35,39 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 FIXTURE_TOKEN = "fixture-token-not-a-secret"
 """Demo and fixture modes still send a bearer token, so the same header code path runs."""
+
+
+TOUR_HELP = "run the server on the demo mailbox and show what it returns"
+TOUR_MORE = (
+    "It starts the real server on the bundled demo data (no account, nothing sent anywhere), "
+    "calls each read tool as an assistant would and prints what came back."
+)
+SUBCOMMANDS = (
+    (
+        "login",
+        "sign in: in a web browser, or with --device-code (messages on stderr)",
+        "Needs MFC_CLIENT_ID (or --client-id): the application (client) id of an app "
+        "registration in Microsoft Entra ID; see README.md 'Sign in (live mode)'. The token "
+        "is kept in the system keyring, or an encrypted file where there is none.",
+    ),
+    (
+        "logout",
+        "remove the signed-in account from the token cache",
+        "The server then answers 'not signed in' until the next login.",
+    ),
+    (
+        "status",
+        "show account, tenant, scopes, cache location and token expiry",
+        "Says first what blocks signing in (no client id configured, not signed in).",
+    ),
+)
+TTY_NOTICE = (
+    "mfconnector is an MCP server: it is waiting for an MCP client to speak JSON-RPC on "
+    "stdin. Add it to a client (Claude Desktop, Claude Code, VS Code) as README.md 'Add it "
+    "to an MCP client' shows, or run `mfconnector tour` to see what it returns. Ctrl+D or "
+    "Ctrl+C ends it."
+)
+"""Said on stderr when stdin is a terminal: a person started it by hand."""
 
 
 def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,13 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_auth_arguments(parser)
     add_gate_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("tour", help="run the server on the demo mailbox and show what it returns")
-    for name, text in (
-        ("login", "sign in: in a web browser, or with --device-code (messages on stderr)"),
-        ("logout", "remove the signed-in account from the token cache"),
-        ("status", "show account, tenant, scopes, cache location and token expiry"),
-    ):
-        sub = commands.add_parser(name, help=text)
+    tour = commands.add_parser(
+        "tour", help=TOUR_HELP, description=f"{TOUR_HELP[0].upper()}{TOUR_HELP[1:]}. {TOUR_MORE}"
+    )
+    tour.add_argument(
+        "--demo",
+        action="store_true",
+        help="accepted and ignored: the tour always runs on the demo mailbox",
+    )
+    for name, text, more in SUBCOMMANDS:
+        sub = commands.add_parser(
+            name, help=text, description=f"{text[0].upper()}{text[1:]}. {more}"
+        )
         _add_auth_arguments(sub)
         if name == "login":
             flow = sub.add_mutually_exclusive_group()
@@ -225,7 +263,7 @@ def _context(
         graph_factory=graph,
         user_path=user_path,
         source=source,
-        writes=_write_setup(args, limits, gates or Gates(), cloud, live=mode == "live"),
+        writes=_write_setup(args, limits, gates or Gates(), cloud, mode=mode),
         mailbox=_mailbox(args),
         time_zone=_time_zone(args),
         all_files=all_files,
@@ -234,27 +272,33 @@ def _context(
 
 
 def _write_setup(
-    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, live: bool
+    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, mode: str
 ) -> WriteSetup | None:
-    """The acting tools' shared state; a live server's send state lives in a file."""
+    """The acting tools' shared state; a live server's send state lives in a file, and the
+    demo dates its preparations on the demo's clock."""
     if not gates.any:
         return None
     import os
+    import time
     from pathlib import Path
 
+    from mfconnector.demo import DemoClock
     from mfconnector.paths import default_state_dir
     from mfconnector.writes.setup import WriteSetup
     from mfconnector.writes.store import STATE_FILE_NAME, AsyncSendStore, SendStore
 
     path: Path | None = None
-    if live:
+    if mode == "live":
         raw = args.state_dir or os.environ.get("MFC_STATE_DIR", "").strip()
         directory = Path(raw).expanduser().absolute() if raw else default_state_dir(os.environ)
         path = directory / STATE_FILE_NAME
     from mfconnector.writes.confirm import confirm_mode
 
-    store = AsyncSendStore(SendStore(path, limits=limits))
-    return WriteSetup(gates, store, cloud=cloud, confirm=confirm_mode(args, os.environ))
+    clock = DemoClock() if mode == "demo" else time.time
+    store = AsyncSendStore(SendStore(path, limits=limits, clock=clock))
+    return WriteSetup(
+        gates, store, cloud=cloud, clock=clock, confirm=confirm_mode(args, os.environ)
+    )
 
 
 def _mailbox(args: argparse.Namespace) -> str | None:
@@ -298,6 +342,7 @@ def _live_auth(
 
     try:
         config = auth_config_from_args(args)
+        config.require_client_id()  # the first blocker, said before any keyring or network
     except AuthError as error:
         return UnavailableTokenProvider(error), "/me", DEFAULT_GRAPH_ROOT, None, "global", False
     # The server asks for the read permissions only: Entra ID puts every permission the
@@ -330,13 +375,45 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
     server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
-    return serve_stdio(server, limits, graph.aclose, stdio)
+    terminal = _stdin_is_terminal()  # asked before the protocol takes stdin over
+
+    def announce() -> None:
+        """Said once stdin and stdout are known to be usable: the first blocker first."""
+        _say_sign_in_blocker(context)
+        if terminal:
+            print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
+
+    return serve_stdio(server, limits, graph.aclose, stdio, announce=announce)
+
+
+def _say_sign_in_blocker(context: ToolContext) -> None:
+    """Live mode that cannot sign in as configured says why at start-up (every tool will)."""
+    from mfconnector.auth import UnavailableTokenProvider
+
+    provider = context.token_provider
+    if isinstance(provider, UnavailableTokenProvider):
+        error = provider.error
+        hint = f" ({error.hint})" if error.hint else ""
+        print(f"mfconnector: live mode cannot sign in: {error.message}{hint}", file=sys.stderr)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed or detached stdin: not a person at a terminal
+        return False
 
 
 def serve_stdio(
-    server: McpServer, limits: Limits, close: Any, stdio: StdioKind | None = None
+    server: McpServer,
+    limits: Limits,
+    close: Any,
+    stdio: StdioKind | None = None,
+    *,
+    announce: Callable[[], None] | None = None,
 ) -> int:
-    """Serve ``server`` on this process's stdin/stdout until end of input or a signal."""
+    """Serve ``server`` on this process's stdin/stdout until end of input or a signal;
+    ``announce`` says what a person should know once the streams are claimed."""
     import trio
 
     from mfconnector.runtime import Runtime
@@ -353,6 +430,8 @@ def serve_stdio(
         )
         return EXIT_USAGE
     logging.getLogger("mfconnector.stdio").info("protocol stream: %s", stdio)
+    if announce is not None:
+        announce()
 
     async def run() -> None:
         receive, send = open_protocol_streams(fds, stdio)

@@ -7,12 +7,13 @@ is imported here until the first tool call builds the Graph client.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mfconnector.emulator.transport import EmulatorTransport
 
-__all__ = ["DEMO_ACCOUNT", "DEMO_SOURCE", "demo_transport"]
+__all__ = ["DEMO_ACCOUNT", "DEMO_SOURCE", "DemoClock", "demo_transport"]
 
 DEMO_ACCOUNT = "demo account (emulator)"
 DEMO_SOURCE = "built-in Graph emulator (mfconnector.emulator)"
@@ -23,3 +24,17 @@ def demo_transport() -> EmulatorTransport:
     from mfconnector.emulator.transport import EmulatorTransport
 
     return EmulatorTransport()
+
+
+class DemoClock:
+    """The demo's time, for what the server dates itself (a preparation's ``expires_at``):
+    the emulator's "now" plus the real seconds since the server started. The mail and the
+    expiry then read on one clock, and a preparation still expires in real time."""
+
+    def __init__(self) -> None:
+        self._started = time.monotonic()
+
+    def __call__(self) -> float:
+        from mfconnector.emulator.seed import DEMO_NOW  # loaded by the first tool call anyway
+
+        return DEMO_NOW.timestamp() + (time.monotonic() - self._started)

@@ -137,6 +137,9 @@ class Limits:
     """Most items in one list result."""
     body_chars: int = 10_000
     """Most characters of a mail body or file text in one result."""
+    text_window_bytes: int = 40_000
+    """Most bytes of a text file fetched for one files_read window (a Range request): room
+    for ``body_chars`` characters of UTF-8 at four bytes each."""
     field_chars: int = 1_000
     """Most characters of any other string field (subjects, names, previews)."""
     list_field_items: int = 20

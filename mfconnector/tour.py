@@ -125,10 +125,47 @@ def _skipped_lines(result: dict[str, Any], is_error: bool) -> list[str]:
     return lines
 
 
-def _rows(listing: dict[str, Any]) -> list[dict[str, Any]]:
-    """A compact mail list's table as one dict per message."""
+def _rows(listing: dict[str, Any], key: str = "messages") -> list[dict[str, Any]]:
+    """A compact table (messages, folders, drive items) as one dict per row, with the
+    values every row shares (``common``) filled in."""
     columns = listing.get("columns", [])
-    return [dict(zip(columns, values, strict=False)) for values in listing.get("messages", [])]
+    common = listing.get("common", {})
+    return [
+        {**common, **dict(zip(columns, values, strict=False))} for values in listing.get(key, [])
+    ]
+
+
+KIND_NAMES = {
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "Excel workbook",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "PowerPoint",
+    "application/pdf": "PDF",
+}
+KIND_WIDTH = 24
+
+
+def _kind(item: dict[str, Any]) -> str:
+    """A drive row's type in a column of fixed width: long MIME types get a short name."""
+    kind = str(item.get("type") or "file")
+    return _short(KIND_NAMES.get(kind, kind), KIND_WIDTH)
+
+
+def _folders(client: _Client, out: IO[str]) -> None:
+    """Top-level folders; one with subfolders also shows what they hold, so a parent
+    folder that holds nothing itself does not look empty."""
+    folders, _ = client.call("mail_folders")
+    for folder in _rows(folders, "folders"):
+        line = (
+            f"  {_short(folder['name'], 24):<24} {folder.get('unread', 0):>3} unread "
+            f"{folder.get('total', 0):>4} total"
+        )
+        if folder.get("subfolders"):
+            children, _ = client.call("mail_folders", parent=folder["id"])
+            inside = _rows(children, "folders")
+            unread = sum(child.get("unread", 0) for child in inside)
+            total = sum(child.get("total", 0) for child in inside)
+            line += f"  (+{unread} unread, {total} total in {len(inside)} subfolders)"
+        out.write(line + "\n")
 
 
 def _address(sender: str) -> str:
@@ -143,6 +180,7 @@ DOCUMENTS = (
     "Documents/Contract – Fabrikam MSA.pdf",
 )
 """One demo document of each kind; their text is parsed in a worker process."""
+IMAGE = "Documents/Reports/2026/Report chart.png"
 
 
 def _section(out: IO[str], title: str) -> None:
@@ -204,12 +242,7 @@ def _tour(client: _Client, out: IO[str]) -> None:
     )
 
     _section(out, "Mail folders (mail_folders)")
-    folders, _ = client.call("mail_folders")
-    for folder in folders["folders"]:
-        out.write(
-            f"  {folder['displayName']:<24} {folder.get('unreadItemCount', 0):>3} unread "
-            f"{folder.get('totalItemCount', 0):>4} total\n"
-        )
+    _folders(client, out)
 
     _section(out, "The five newest messages in the inbox (mail_list limit=5)")
     listing, is_error = client.call("mail_list", folder="inbox", limit=5)
@@ -245,16 +278,25 @@ def _tour(client: _Client, out: IO[str]) -> None:
     if not shown:
         out.write("  (no long message found in the search results)\n")
 
-    _section(out, "The drive (files_list limit=5)")
-    files, is_error = client.call("files_list", limit=5)
-    for item in files["items"]:
-        kind = "folder" if "folder" in item else item.get("file", {}).get("mimeType", "file")
-        out.write(f"  {_short(item['name'], 40):<40} {kind:<28} {item.get('size', 0):>10,} bytes\n")
+    _section(out, "The drive (files_list path=Documents/Reports)")
+    files, is_error = client.call("files_list", path="Documents/Reports")
+    out.write(f"  (a compact table: {', '.join(files['columns'])}")
+    shared = files.get("common", {})
+    out.write(f"; every row: {', '.join(f'{k} {v}' for k, v in shared.items())})\n")
+    for item in _rows(files, "items"):
+        out.write(
+            f"  {_short(item['name'], 40):<40} {_kind(item):<{KIND_WIDTH}} "
+            f"{item.get('size', 0):>10,} bytes\n"
+        )
     out.writelines(line + "\n" for line in _skipped_lines(files, is_error))
+    picture, _ = client.call("files_read", path=IMAGE)
+    reason = picture.get("content", {}).get("reason", "")
+    out.write(f"  files_read {IMAGE}:\n")
+    out.write(textwrap.indent(textwrap.fill(reason, WIDTH - 4), "    ") + "\n")
 
     _section(out, "Reading a text file (files_read)")
     found, _ = client.call("files_search", query="report", limit=25)
-    for item in found["items"]:
+    for item in _rows(found, "items"):
         if item.get("name", "").endswith((".md", ".txt", ".csv")):
             read, is_error = client.call("files_read", item_id=item["id"])
             out.write(f"{item['name']}:\n")

@@ -174,11 +174,11 @@ async def open_session(
 def rows(data: dict[str, Any], key: str = "messages") -> list[dict[str, Any]]:
     """The items of a list result as objects, whether full or a compact table.
 
-    A compact mail list is ``{"columns": [...], "messages": [[...], ...]}``; its rows come
-    back keyed by column (only the values the row has: a row may stop early).
+    A compact list (mail, drive items, folders) is ``{"columns": [...], key: [[...], ...]}``;
+    its rows come back keyed by column (only the values the row has: a row may stop early).
     """
     items = data[key]
-    if key != "messages" or "columns" not in data:
+    if "columns" not in data:
         return list(items)
     columns = data["columns"]
     out = []

@@ -191,7 +191,7 @@ async def demo_attachments(client: Any) -> dict[str, dict[str, Any]]:
     pending: list[dict[str, Any]] = [{}]
     folders: list[str] = []
     while pending:
-        listed = await client.data("mail_folders", pending.pop())
+        listed = await client.data("mail_folders", {**pending.pop(), "detail": "full"})
         for folder in listed["folders"]:
             folders.append(folder["id"])
             if folder.get("childFolderCount"):

@@ -301,3 +301,41 @@ def test_a_raw_link_is_issued_canonical_and_comes_back_so() -> None:
     raw = f"{ROOT}/me/drive/root/search(query='contoso project')&skipToken=1asd!asd"
     where = redeem(issue(raw))
     assert where.url == f"{ROOT}/me/drive/root/search(query='contoso%20project')&skipToken=1asd!asd"
+
+
+# --- carried arguments (issue 22 §3) -------------------------------------------------------------
+
+
+def test_a_carried_cursor_gives_back_its_arguments_and_keeps_them_when_reissued() -> None:
+    arguments = {"folder": "archive", "triage": True}
+    cursor = SIGNER.issue(tool="mail_list", scope=SCOPE, arguments=arguments, url=NEXT, carry=True)
+    assert SIGNER.carried_arguments(cursor, tool="mail_list") == arguments
+    assert SIGNER.carried_arguments(cursor, tool="mail_search") is None, "another tool's"
+    where = SIGNER.redeem(cursor, tool="mail_list", scope=SCOPE, arguments=arguments, root=ROOT)
+    again = SIGNER.reissue(where, url=NEXT + "&%24skip=20")
+    assert SIGNER.carried_arguments(again, tool="mail_list") == arguments
+    edited = with_payload(cursor, {**payload_of(cursor), "c": {"folder": "inbox"}})
+    assert SIGNER.carried_arguments(edited, tool="mail_list") is None, "an edit is not ours"
+
+
+def test_arguments_too_long_to_carry_leave_a_cursor_that_needs_them_restated() -> None:
+    """At the cursor limit: arguments that fit are carried (L-1, L); one character more (L+1)
+    and the cursor is issued without them rather than not at all."""
+    signer = CursorSigner(key=b"k" * KEY_BYTES, max_chars=600)
+
+    def issued(n: int) -> tuple[str, dict[str, Any] | None]:
+        arguments = {"query": "q" * n}
+        cursor = signer.issue(
+            tool="mail_search", scope=SCOPE, arguments=arguments, url=NEXT, carry=True
+        )
+        return cursor, signer.carried_arguments(cursor, tool="mail_search")
+
+    longest = max(n for n in range(400) if issued(n)[1] is not None)
+    for n in (longest - 1, longest):
+        cursor, carried = issued(n)
+        assert carried == {"query": "q" * n} and len(cursor) <= 600
+    cursor, carried = issued(longest + 1)
+    assert carried is None and "c" not in payload_of(cursor) and len(cursor) <= 600
+    arguments = {"query": "q" * (longest + 1)}
+    where = signer.redeem(cursor, tool="mail_search", scope=SCOPE, arguments=arguments, root=ROOT)
+    assert where.url == NEXT and where.arguments is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -589,12 +590,17 @@ async def test_files_read_follows_the_redirect_without_the_token(
             {"item_id": "01LOOPBACKFILE", "offset": data["skipped"]["text"]["nextOffset"]},
         )
     assert data["content"]["text"] + rest["content"]["text"] == text
-    assert data["skipped"]["text"]["totalChars"] == len(text)
+    assert data["content"]["totalBytes"] == len(data_bytes)
     assert "item.@microsoft.graph.downloadUrl" in data["skipped"]["removed"]["paths"]
+    window = DEFAULT_LIMITS.text_window_bytes
+    cut = data["skipped"]["text"]["nextOffset"]
+    assert [d.header("range") for d in files.requests] == [
+        f"bytes=0-{window - 1}",
+        f"bytes={cut}-{cut + window - 1}",
+    ]
     for download in files.requests:
         assert download.header("authorization") is None
         assert download.header("cookie") is None
-        assert download.header("range") == f"bytes=0-{DEFAULT_LIMITS.graph_body_bytes - 1}"
     assert len(files.requests) == 2
     for recorded in graph.requests:
         assert recorded.header("authorization") == f"Bearer {TOKEN}"
@@ -1118,3 +1124,149 @@ async def test_a_url_graph_sends_anyway_is_still_removed_and_reported(
         "items[0].thumbnails",
     ]
     assert "SELECT-SECRET" not in json.dumps(result)
+
+
+# --- files_read: byte windows with Range requests (issue 22 §4) ----------------------------------
+
+RANGE_HEADER = re.compile(r"^bytes=(\d+)-(\d+)$")
+
+
+def ranged(data: bytes) -> Callable[[RecordedRequest], Reply]:
+    """A download host that honours ``Range: bytes=a-b`` as SharePoint does (RFC 9110 §14)."""
+
+    def answer(request: RecordedRequest) -> Reply:
+        match = RANGE_HEADER.match(request.header("range") or "")
+        if match is None:
+            return Reply(200, (("Content-Type", "text/plain"),), data)
+        first, last = int(match.group(1)), min(int(match.group(2)), len(data) - 1)
+        if first >= len(data):
+            return Reply(416, (("Content-Range", f"bytes */{len(data)}"),), b"")
+        headers = (
+            ("Content-Type", "text/plain"),
+            ("Content-Range", f"bytes {first}-{last}/{len(data)}"),
+        )
+        return Reply(206, headers, data[first : last + 1])
+
+    return answer
+
+
+def big_log(size: int) -> bytes:
+    line = b"2026-03-05T00:00:00Z INFO sync ok caf\xc3\xa9\n"
+    body = (line * (size // len(line) + 1))[: size - 40]
+    return body + b"\xe2\x82\xac the last line: disk full \xe2\x82\xac\n".rjust(40, b"-")
+
+
+def route_log(graph: LoopbackServer, files: LoopbackServer, data: bytes, host: Any) -> None:
+    location = f"{files.url}/dl?tempauth=SECRET-CAPABILITY"
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/items/01LOOPBACKFILE",
+        Reply.json(drive_item("server.log", len(data), download_url=location)),
+    )
+    graph.route(
+        "GET",
+        "/v1.0/me/drive/items/01LOOPBACKFILE/content",
+        Reply(302, (("Location", location),), b""),
+    )
+    files.route("GET", "/dl", host)
+
+
+async def test_files_read_reaches_the_end_of_a_2_6_mb_log_one_window_a_call(
+    graph: LoopbackServer, files: LoopbackServer
+) -> None:
+    """0.2 downloaded the first 2,000,000 bytes on every call and never reached the rest."""
+    data = big_log(2_600_000)
+    route_log(graph, files, data, ranged(data))
+    async with tools_on(graph) as tools:
+        tail = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": -1_000})
+        middle = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": 2_300_038})
+        after = await tools.data(
+            "files_read",
+            {"item_id": "01LOOPBACKFILE", "offset": middle["skipped"]["text"]["nextOffset"]},
+        )
+    window = DEFAULT_LIMITS.text_window_bytes
+    assert tail["content"]["text"] == data[-1_000:].decode("utf-8")
+    assert tail["content"]["text"].endswith("the last line: disk full €\n")
+    assert tail["content"]["fromByte"] == len(data) - 1_000
+    assert tail["skipped"]["text"]["bytesBefore"] == len(data) - 1_000
+    assert "nextOffset" not in tail["skipped"]["text"]
+    # 2,300,038 is the second byte of an "é": the window starts at the next character
+    start = middle["content"]["fromByte"]
+    assert start == 2_300_039 and data[2_300_037:2_300_039] == "é".encode()
+    end = middle["content"]["toByte"]
+    assert middle["content"]["text"] == data[start:end].decode("utf-8")
+    assert len(middle["content"]["text"]) == DEFAULT_LIMITS.body_chars
+    assert after["content"]["fromByte"] == end, "the next window starts where this one ended"
+    assert [r.header("range") for r in files.requests] == [
+        f"bytes={len(data) - 1_000}-{len(data) - 1_000 + window - 1}",
+        f"bytes=2300038-{2_300_038 + window - 1}",
+        f"bytes={end}-{end + window - 1}",
+    ], "one window fetched per call, once"
+
+
+async def test_files_read_from_a_host_that_ignores_range_is_still_one_bounded_window(
+    graph: LoopbackServer, files: LoopbackServer
+) -> None:
+    data = big_log(300_000)
+    route_log(graph, files, data, Reply(200, (("Content-Type", "text/plain"),), data))
+    async with tools_on(graph) as tools:
+        tail = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": -500})
+        head = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
+    content = tail["structuredContent"]["content"]
+    assert content["text"] == data[-500:].decode("utf-8")
+    assert content["fromByte"] == len(data) - 500 and content["totalBytes"] == len(data)
+    assert head["content"]["text"] == data[: head["content"]["toByte"]].decode("utf-8")
+    assert len(head["content"]["text"]) == DEFAULT_LIMITS.body_chars
+
+
+@pytest.mark.parametrize("offset", [300, 301, 10_000])
+async def test_files_read_offset_at_or_past_the_end_is_a_clear_error(
+    graph: LoopbackServer, files: LoopbackServer, offset: int
+) -> None:
+    data = b"x" * 300
+    route_log(graph, files, data, ranged(data))
+    async with tools_on(graph) as tools:
+        refused = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": offset})
+        last = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": 299})
+    error = json.loads(refused["content"][0]["text"])["error"]
+    assert refused["isError"] is True and "past the end of the file (300 bytes)" in error["message"]
+    assert (
+        files.requests[0].header("range")
+        == f"bytes=299-{299 + DEFAULT_LIMITS.text_window_bytes - 1}"
+    )
+    assert last["content"]["text"] == "x", "serving goes on; the last byte is readable"
+
+
+async def test_a_negative_offset_on_a_document_is_refused_in_our_words(
+    graph: LoopbackServer,
+) -> None:
+    item = {"id": "01LOOPBACKFILE", "name": "plan.docx", "size": 900, "file": {"mimeType": "x"}}
+    graph.route("GET", "/v1.0/me/drive/items/01LOOPBACKFILE", Reply.json(item))
+    async with tools_on(graph) as tools:
+        refused = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": -10})
+    error = json.loads(refused["content"][0]["text"])["error"]
+    assert "negative `offset` reads a text file from its end" in error["message"]
+    assert [r.path for r in graph.requests] == ["/v1.0/me/drive/items/01LOOPBACKFILE"]
+
+
+WINDOW = 1_000
+
+
+@pytest.mark.parametrize("size", [WINDOW - 1, WINDOW, WINDOW + 1])
+async def test_one_window_is_text_window_bytes_at_most(
+    graph: LoopbackServer, files: LoopbackServer, size: int
+) -> None:
+    """``text_window_bytes`` at L-1, L and L+1 (a small window, so its edge is in view)."""
+    data = bytes(ord("a") + n % 26 for n in range(size))
+    limits = dataclasses.replace(FAST, text_window_bytes=WINDOW)
+    route_log(graph, files, data, Reply(200, (("Content-Type", "text/plain"),), data))
+    async with tools_on(graph, limits=limits) as tools:
+        first = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+    data_out = first["structuredContent"]
+    assert data_out["content"]["text"] == data[:WINDOW].decode("ascii")
+    assert data_out["content"]["toByte"] == min(size, WINDOW)
+    if size > WINDOW:
+        assert data_out["skipped"]["text"]["nextOffset"] == WINDOW
+        assert data_out["skipped"]["text"]["bytesAfter"] == 1
+    else:
+        assert "text" not in data_out["skipped"], "the whole file was read"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -11,8 +12,11 @@ import pytest
 
 @pytest.mark.slow
 def test_the_tour_runs_the_real_server_on_the_demo_mailbox() -> None:
-    completed = subprocess.run(
-        [sys.executable, "-m", "mfconnector", "tour"], capture_output=True, timeout=120, check=False
+    completed = subprocess.run(  # `tour --demo` was an argparse error in 0.2.0
+        [sys.executable, "-m", "mfconnector", "tour", "--demo"],
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     out = completed.stdout.decode()
     assert completed.returncode == 0, completed.stderr.decode()
@@ -32,10 +36,20 @@ def test_the_tour_runs_the_real_server_on_the_demo_mailbox() -> None:
     assert "Launch deck.pptx (pptx, 4 parts: Slide 1: Contoso Launch" in documents
     assert "Fabrikam MSA.pdf (pdf" in documents and "| ## Page 1" in documents
     progress = out.split("A document read with progress")[1]
-    assert "progress 5,859 of 5,859: downloaded 5,859 of 5,859 bytes of the PDF" in progress
+    assert re.search(r"progress ([\d,]+) of \1: downloaded \1 of \1 bytes of the PDF", progress)
     attached = out.split("A draft with a workbook from the drive attached")[1]
     assert "on the draft: Budget 2027 model.xlsx, 3,296 bytes, SHA-256 " in attached
     assert "(no bytes in the call)" in attached
+    # issue 22 §7: a parent folder shows what its subfolders hold (0.2.0: "0 total" only)
+    projects = next(line for line in out.splitlines() if line.strip().startswith("Projects "))
+    assert "0 total" in projects and "56 total in 2 subfolders" in projects
+    # the drive table stays aligned whatever the MIME type (0.2.0 printed OOXML types whole)
+    drive = out.split("== The drive", 1)[1].split("\n\n", 1)[0]
+    rows = [line for line in drive.splitlines() if line.endswith(" bytes")]
+    assert len(rows) >= 4 and any("Word document" in row for row in rows)
+    assert len({len(row) for row in rows}) == 1, rows
+    assert "this server reads text, not pictures" in drive
+    assert "not readable as text yet" not in out
     for secret in ("tempauth", "fixture-token", "download.aspx"):
         assert secret not in out
 

@@ -54,6 +54,11 @@ class UnavailableTokenProvider:
     def __init__(self, error: AuthError) -> None:
         self._error = error
 
+    @property
+    def error(self) -> AuthError:
+        """Why sign-in cannot work (said at start-up and by every call)."""
+        return self._error
+
     async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
         raise self._error
 

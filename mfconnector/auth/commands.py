@@ -62,6 +62,13 @@ def logout(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
 def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any = None) -> int:
     """Who is signed in, where, with what; never a token. 0 if signed in, else 1."""
     out = stream if stream is not None else sys.stderr
+    if not config.client_id:  # the first blocker first: nothing else can work without it
+        try:
+            config.require_client_id()
+        except AuthError as exc:
+            say(out, f"error: {exc.message}")
+            if exc.hint:
+                say(out, f"hint: {exc.hint}")
     try:
         facts = make_session(config, http_client=http_client).facts()
     except AuthError as exc:
@@ -84,7 +91,7 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
         expires_words = "no access token cached (the next request gets one)"
     rows = [
         ("mode", facts.get("mode")),
-        ("signed in", "yes" if facts.get("signedIn") else "no"),
+        ("signed in", "yes" if facts.get("signedIn") else "no: not signed in"),
         ("account", facts.get("account") or "-"),
         ("tenant", facts.get("tenantId") or "-"),
         ("authority", facts.get("authority")),
@@ -120,7 +127,7 @@ def status(config: AuthConfig, *, stream: TextIO | None = None, http_client: Any
             say(out, f"hint: {facts['hint']}")
         return EXIT_FAILED
     if not facts.get("signedIn"):
-        say(out, "hint: run `mfconnector login` to sign in")
+        say(out, "not signed in: run `mfconnector login` to sign in")
         return EXIT_FAILED
     return EXIT_OK
 

@@ -197,6 +197,7 @@ def login(
     out = stream if stream is not None else sys.stderr
     stop = cancel if cancel is not None else threading.Event()
     try:
+        config.require_client_id()  # the first blocker first: before keyring or network
         session = make_session(config, http_client=http_client)
         if isinstance(session, AppOnlySession):
             return _check_app_only(session, out)

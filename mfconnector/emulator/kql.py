@@ -1,13 +1,17 @@
 """``$search`` on messages: the Keyword Query Language subset Outlook answers.
 
 - Free words match subject, body, sender, recipients and attachment names, by word
-  prefix and ignoring case (``budg`` finds "Budget"), as Outlook's index does. A word in a
-  script written without spaces (Chinese, Japanese) matches anywhere in the text.
+  prefix, ignoring case and the accents of Latin, Greek and Cyrillic letters (``budg``
+  finds "Budget", ``reunion`` finds "Réunion"), as Microsoft's search indexes do unless
+  made diacritic-sensitive. An emoji or other symbol is a word of its own (``🎉`` finds
+  "🎉 Launch party photos"). A word in a script written without spaces (Chinese,
+  Japanese) matches anywhere in the text.
 - ``"quoted phrases"``: the words in that order (the last one by prefix).
 - Property restrictions: ``from: to: cc: bcc: participants: subject: body:
   attachment(s): category:`` (same word rules, on that field only), ``hasattachment(s):``
   ``isread:`` ``importance:`` (values), ``received`` / ``sent`` with ``: = > >= < <=`` and
-  a date (``2026-03-01`` or ``3/1/2026``).
+  a date (``2026-03-01`` or ``3/1/2026``), or a range ``received:2026-03-01..2026-03-03``
+  (both days included, KQL's ``..`` operator).
 - ``AND``, ``OR``, ``NOT`` (upper case, as KQL wants), ``-word``, parentheses; words next
   to each other are ANDed.
 
@@ -18,6 +22,7 @@ phrase is written ``\\"...\\"``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +33,10 @@ from mfconnector.emulator.model import Message
 
 __all__ = ["SearchIndex", "compile_search", "words"]
 
-_WORD = re.compile(r"\w+")
+_WORD = re.compile(r"\w+|[^\w\s]")
+FOLDED_MARKS_BELOW = 0x0530
+"""Accents are ignored on letters below U+0530 (Latin, Greek, Cyrillic); elsewhere a
+combining mark is part of the letter (Japanese dakuten, Indic vowel signs)."""
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _TOKEN = re.compile(
     r'\s*(?:(?P<paren>[()])|(?P<phrase>"(?:[^"\\]|\\.)*")'
@@ -58,8 +66,33 @@ Fields = dict[str, tuple[list[str], str, list[str]]]
 Test = Callable[[Message, Fields], bool]
 
 
+def fold(text: str) -> str:
+    """Case and Latin/Greek/Cyrillic accents folded away: what the index compares."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept: list[str] = []
+    base = 0
+    for char in decomposed:
+        if unicodedata.combining(char):
+            if base < FOLDED_MARKS_BELOW:
+                continue
+        else:
+            base = ord(char)
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept)).casefold()
+
+
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    """Word runs, and each other symbol (emoji, ©, ✓) as a word of its own; punctuation,
+    math and currency signs are not words."""
+    return [
+        token
+        for token in _WORD.findall(fold(text))
+        if len(token) > 1 or token.isalnum() or token == "_" or _is_symbol(token)
+    ]
+
+
+def _is_symbol(char: str) -> bool:
+    return unicodedata.category(char) == "So"
 
 
 class SearchIndex:
@@ -89,7 +122,7 @@ class SearchIndex:
         fields: Fields = {}
         for key, text in sources.items():
             tokens = words(text)
-            fields[key] = (tokens, text.casefold(), sorted(set(tokens)))
+            fields[key] = (tokens, fold(text), sorted(set(tokens)))
         self._cache[message.immutable_id] = (message.version, fields)
         return fields
 
@@ -124,7 +157,7 @@ def _matches(
 
 def _text_test(term: str, fields: tuple[str, ...]) -> Test:
     term_words = words(term)
-    folded = term.casefold().strip()
+    folded = fold(term).strip()
 
     def test(message: Message, index: Fields) -> bool:
         return any(_matches(term_words, folded, index[name]) for name in fields)
@@ -148,8 +181,17 @@ def _parse_date(value: str) -> datetime:
 
 
 def _date_test(field: str, op: str, value: str) -> Test:
-    day = _parse_date(value)
-    end = day + timedelta(days=1)
+    first, dots, last = value.partition("..")
+    if dots and op not in (":", "="):
+        raise GraphHttpError(
+            400, "BadRequest", f"Syntax error: a range needs ':' or '=', not '{op}'."
+        )
+    if dots and not (first and last):
+        raise GraphHttpError(
+            400, "BadRequest", f"Syntax error: the range '{value}' needs a start and an end."
+        )
+    day = _parse_date(first)
+    end = (_parse_date(last) if dots else day) + timedelta(days=1)
 
     def test(message: Message, index: Fields) -> bool:
         moment = message.received if field == "received" else (message.sent or message.received)

@@ -161,13 +161,111 @@ SENTENCES = {
         "Onboarding for the two new analysts starts on the first of the month.",
     ],
     "product": [
-        "The Mark 8 tablet firmware update fixes the battery drain issue.",
+        "The Mark 8 tablet firmware update fixes the {issue} issue.",
         "Inventory of the Surface Duo accessories is low in the northwest region.",
         "Customer satisfaction scores improved across all retail locations.",
         "The returns process now supports printing labels at home.",
         "The loyalty programme reached two hundred thousand members.",
     ],
 }
+
+MORE_SENTENCES = {
+    "budget": [
+        "{person} thinks the {region} stores can absorb a {pct} percent cut in overtime.",
+        "The forecast for {month} assumes the new pricing holds through the quarter.",
+        "Can we move the {region} refurbishment out of this year's capital plan?",
+        "I reconciled the {month} accruals; two purchase orders are still open.",
+        "The steering group wants three scenarios: flat, {pct} percent up and {pct} percent down.",
+        "Facilities sent a revised quote for the {region} warehouse lease.",
+        "{person} asked for the contractor spend split by project code.",
+        "The software licences renewal lands in {month} and is not in the model yet.",
+    ],
+    "launch": [
+        "{person} is drafting the speaker notes for the opening keynote.",
+        "The venue in {region} needs the final headcount for catering by {day}.",
+        "We moved the embargo on the press release to {day} at nine.",
+        "The livestream rehearsal is booked for {day} afternoon.",
+        "Swag boxes for the {region} partners ship from the warehouse on {day}.",
+        "{person} wants one more pass on the pricing slide before we lock the deck.",
+        "Registration passed {count} sign-ups this morning.",
+        "The accessibility review of the event site found two contrast issues.",
+    ],
+    "invoice": [
+        "Our records show invoice {ref} as unpaid; please confirm the payment date.",
+        "The credit note for the returned monitors is {ref}.",
+        "Please update the bank details on file before the next payment run.",
+        "Statement of account for {month} is attached for your reconciliation.",
+        "{person} approved the invoice in the procurement portal on {day}.",
+    ],
+    "meeting": [
+        "{person} will book a room for the follow-up on {day}.",
+        "We ran out of time before the {region} update; it moves to next week.",
+        "The decision log in the team site now has {count} entries.",
+        "Please read the pre-read before {day}; we will not present it.",
+        "Notes from the breakout on hybrid work are in the shared folder.",
+    ],
+    "travel": [
+        "Your train from Frankfurt Airport to the city centre leaves every fifteen minutes.",
+        "The conference shuttle picks up at the hotel lobby at 8:15 on {day}.",
+        "A taxi from the airport to the venue takes about forty minutes.",
+        "Your return flight boards at gate {count} on {day}.",
+        "Remember to submit your expense report within ten days of returning.",
+    ],
+    "security": [
+        "Your password expires in {count} days; change it from the account portal.",
+        "A sign-in from {region} was blocked by conditional access on {day}.",
+        "The security awareness course is due by the end of {month}.",
+        "Device compliance: your laptop needs the latest operating system update.",
+        "Admins: review the new alert policy for mass file downloads.",
+    ],
+    "hiring": [
+        "{person} will run the case study for the analyst loop on {day}.",
+        "The recruiter shared {count} new profiles for the {region} store role.",
+        "We need a hiring manager sign-off before the offer goes out.",
+        "Please keep interview notes factual and send them through the portal.",
+        "The referral bonus for store roles doubles until the end of {month}.",
+    ],
+    "product": [
+        "The {region} stores report long queues for tablet screen repairs.",
+        "Accessory bundles sold {count} units in the first week.",
+        "The firmware 2.3 rollout pauses while we investigate Bluetooth pairing.",
+        "Support tickets about sync conflicts dropped by {pct} percent.",
+        "{person} wants a teardown video of the new charging dock for the training site.",
+        "The Mark 8 keyboard cover is back in stock in {region}.",
+        "Warranty claims for the headset hinge are above target this month.",
+        "The {region} repair centre now turns tablets around in {count} hours.",
+        "A customer asked whether the Mark 8 pen works with last year's model.",
+        "Replacement chargers for the {region} stores arrive on {day}.",
+        "The knowledge base article on {issue} was viewed {count} times last week.",
+        "Store staff in {region} asked for a script for trade-in offers.",
+        "The {month} survey shows delivery times as the top complaint.",
+        "{person} is testing the beta firmware on the demo units.",
+        "Out-of-box failures for the docking station fell to {pct} in a thousand.",
+    ],
+}
+"""More sentences per topic, with slots, drawn by ``_Writer`` from its own generator: the
+demo's bodies differ from message to message, so a search is selective (in 0.2 every
+product message said "battery drain"), while the main generator moves exactly as before."""
+SLOTS = {
+    "person": ("Lynne", "Megan", "Alex", "Diego", "Isaiah", "Nestor", "Patti", "Joni", "Grady"),
+    "region": ("Seattle", "Portland", "Vancouver", "Denver", "Austin", "Boston", "Toronto"),
+    "month": ("January", "February", "March", "April", "May", "June"),
+    "day": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"),
+    "pct": ("3", "5", "7", "10", "12"),
+    "count": ("14", "27", "38", "52", "160", "245"),
+    "ref": ("INV-20417", "INV-20533", "CN-8812", "INV-21002", "CN-9031"),
+    "issue": (
+        "battery drain",
+        "screen flicker",
+        "Wi-Fi dropout",
+        "stylus lag",
+        "camera focus",
+        "slow charging",
+        "speaker crackle",
+        "touch calibration",
+    ),
+}
+VARIETY_SEED = 20260305
 
 MESSAGE_CENTER = [
     ("Plan for change: Outlook on the web retires classic attachments view", "MC701234"),
@@ -190,11 +288,18 @@ class _Writer:
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
+        self.variety = random.Random(VARIETY_SEED)
 
     def sentences(self, topic: str, count: int) -> list[str]:
-        pool = SENTENCES[topic]
-        start = self.rng.randrange(len(pool))
-        return [pool[(start + n) % len(pool)] for n in range(count)]
+        """``count`` different sentences of ``topic``, their slots filled."""
+        pool = [*SENTENCES[topic], *MORE_SENTENCES[topic]]
+        self.rng.randrange(len(SENTENCES[topic]))  # the main generator moves as in 0.2
+        chosen = self.variety.sample(pool, min(count, len(pool)))
+        return [self._fill(sentence) for sentence in chosen]
+
+    def _fill(self, sentence: str) -> str:
+        values = {name: self.variety.choice(options) for name, options in SLOTS.items()}
+        return sentence.format(**values)
 
     def paragraph(self, topic: str, count: int = 3) -> str:
         return " ".join(self.sentences(topic, count))
@@ -426,31 +531,126 @@ def invoice_pdf(number: str, amount: str) -> bytes:
     )
 
 
+CONTRACT_SECTIONS = (
+    (
+        "Definitions",
+        (
+            '"Services" means the consulting work described in a statement of work.',
+            '"Deliverables" means the documents and software Fabrikam hands over under a SOW.',
+            '"Confidential Information" means non-public information marked or understood as such.',
+            '"Business Day" means a day other than a weekend or public holiday in Washington.',
+        ),
+    ),
+    (
+        "Services",
+        (
+            "Fabrikam provides the Services described in each statement of work (SOW).",
+            "Each SOW names its scope, milestones, acceptance criteria and fees.",
+            "A change to a SOW takes effect only when both parties sign a change order.",
+            "Fabrikam assigns qualified staff and replaces anyone Contoso reasonably objects to.",
+        ),
+    ),
+    (
+        "Term",
+        (
+            "This agreement starts on 1 March 2026 and lasts two years.",
+            "It renews for one-year periods unless either party gives ninety days notice.",
+            "A SOW in progress at expiry continues under these terms until it is complete.",
+        ),
+    ),
+    (
+        "Fees and payment",
+        (
+            "Fees are invoiced monthly in arrears and payable within thirty days.",
+            "Travel expenses are reimbursed at cost when approved in writing in advance.",
+            "Late payments bear interest at one percent a month or the legal maximum if lower.",
+            "Contoso may withhold a disputed amount in good faith while the dispute is resolved.",
+            "Rates are fixed for the first twelve months, then may rise by at most four percent.",
+        ),
+    ),
+    (
+        "Acceptance",
+        (
+            "Contoso has ten Business Days to accept or reject each Deliverable.",
+            "A rejection must list the acceptance criteria the Deliverable does not meet.",
+            "Fabrikam corrects a rejected Deliverable at no charge within fifteen Business Days.",
+        ),
+    ),
+    (
+        "Intellectual property",
+        (
+            "Contoso owns the Deliverables once they are paid for in full.",
+            "Fabrikam keeps its pre-existing tools and grants Contoso a licence to use them.",
+            "Neither party may use the other's trademarks without written consent.",
+        ),
+    ),
+    (
+        "Confidentiality",
+        (
+            "Each party protects the other's Confidential Information with reasonable care.",
+            "The duty survives for five years after this agreement ends.",
+            "Information that becomes public through no fault of the recipient is not covered.",
+            "A party may disclose information when a court or regulator requires it by law.",
+        ),
+    ),
+    (
+        "Data protection",
+        (
+            "Fabrikam processes personal data only on Contoso's documented instructions.",
+            "Fabrikam notifies Contoso of a personal data breach within forty-eight hours.",
+            "Sub-processors need Contoso's prior written approval.",
+        ),
+    ),
+    (
+        "Warranties",
+        (
+            "Fabrikam warrants that the Services are performed with professional skill and care.",
+            "Deliverables will conform to their SOW for ninety days after acceptance.",
+            "Except as stated here, no other warranties apply, express or implied.",
+        ),
+    ),
+    (
+        "Liability",
+        (
+            "Each party's total liability is capped at the fees paid in the prior twelve months.",
+            "Neither party is liable for indirect or consequential losses.",
+            "The cap does not apply to breaches of confidentiality or to gross negligence.",
+        ),
+    ),
+    (
+        "Insurance",
+        (
+            "Fabrikam keeps professional indemnity cover of at least two million dollars.",
+            "Certificates of insurance are provided on request.",
+        ),
+    ),
+    (
+        "Termination",
+        (
+            "Either party may terminate for convenience with sixty days written notice.",
+            "Either party may end it at once if the other materially breaches and does not cure.",
+            "On termination Contoso pays for Services performed up to the termination date.",
+        ),
+    ),
+    (
+        "Governing law",
+        (
+            "This agreement is governed by the laws of the State of Washington.",
+            "The courts of King County, Washington have exclusive jurisdiction.",
+            "The parties first try to settle a dispute through their executive sponsors.",
+        ),
+    ),
+)
+"""The demo MSA: a contract whose clauses differ (0.2 repeated six clauses nine times,
+which read like a parser bug), long enough for two PDF pages."""
+
+
 def contract_pdf() -> bytes:
-    clauses = [
-        f"{n}. {title}: {text}"
-        for n, (title, text) in enumerate(
-            [
-                (
-                    "Services",
-                    "Fabrikam provides consulting services described in each statement of work.",
-                ),
-                (
-                    "Term",
-                    "This master services agreement starts on 1 March 2026 and lasts two years.",
-                ),
-                ("Fees", "Fees are invoiced monthly in arrears and payable within thirty days."),
-                ("Confidentiality", "Each party protects the other's confidential information."),
-                ("Termination", "Either party may terminate with sixty days written notice."),
-                (
-                    "Governing law",
-                    "This agreement is governed by the laws of the State of Washington.",
-                ),
-            ],
-            1,
-        )
-    ]
-    return docbuild.pdf("Master Services Agreement - Contoso and Fabrikam", clauses * 9)
+    lines = []
+    for number, (title, clauses) in enumerate(CONTRACT_SECTIONS, 1):
+        lines.append(f"{number}. {title}")
+        lines.extend(f"{number}.{n} {clause}" for n, clause in enumerate(clauses, 1))
+    return docbuild.pdf("Master Services Agreement - Contoso and Fabrikam", lines)
 
 
 HOTEL_TEXT = (
@@ -1112,15 +1312,32 @@ def _text_file(content: str) -> tuple[Callable[[], bytes], str]:
     return (lambda: data), content
 
 
+LOG_BYTES = 2_600_000
+LOG_INCIDENT = (
+    "2026-03-05T23:58:41Z WARN sync mailbox=adelev throttled by Graph: Retry-After 30\n"
+    "2026-03-05T23:59:12Z ERROR sync mailbox=adelev delta token expired (syncStateNotFound); "
+    "starting a full resync\n"
+    "2026-03-05T23:59:57Z ERROR sync mailbox=adelev full resync aborted after 45 s: "
+    "disk quota exceeded on /var/lib/sync\n"
+)
+"""The end of the demo log, the part a person opens a log for."""
+
+
 def _log_bytes() -> bytes:
-    lines = []
-    for n in range(26_000):
-        lines.append(
+    """2,600,000 bytes of sync log: routine lines, then the incident at the very end."""
+    room = LOG_BYTES - len(LOG_INCIDENT)
+    lines, size, n = [], 0, 0
+    while True:
+        line = (
             f"2026-03-05T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z INFO sync "
             f"request={n:06d} mailbox=adelev items={n % 50} elapsed_ms={(n * 7) % 900}\n"
         )
-    data = "".join(lines).encode("ascii")
-    return data[:2_600_000].ljust(2_600_000, b"\n")
+        if size + len(line) > room:
+            break
+        lines.append(line)
+        size += len(line)
+        n += 1
+    return ("".join(lines).ljust(room, "\n") + LOG_INCIDENT).encode("ascii")
 
 
 def _notes_10001() -> str:

@@ -173,26 +173,35 @@ class _CappedReader:
         except zlib.error:
             raise _corrupt(self.response.status_code) from None
 
-    async def read(self) -> tuple[list[bytes], bool]:
+    async def read(self, skip: int = 0) -> tuple[list[bytes], bool]:
         """Read until the end or past the cap. Returns (chunks, overflowed).
 
         The chunks hold at most ``limit`` bytes; on overflow the bytes past the cap are
-        dropped and ``decoded_count`` says how many arrived before we stopped.
+        dropped and ``decoded_count`` says how many arrived before we stopped. The first
+        ``skip`` decoded bytes are counted and dropped as they arrive (a download host that
+        ignored a Range request sends the whole file: memory stays within the cap).
         """
         chunks: list[bytes] = []
         held = 0
         async with _raw_chunks(self.response) as stream:
             async for raw in stream:
                 self.raw_count += len(raw)
-                for piece in self._decode(raw, self.limit - held):
+                for piece in self._decode(raw, self.limit - held + skip):
                     self.decoded_count += len(piece)
+                    if skip:
+                        dropped = min(skip, len(piece))
+                        skip -= dropped
+                        piece = piece[dropped:]
+                        if not piece:
+                            continue
                     if held + len(piece) > self.limit:
                         if held < self.limit:
                             chunks.append(piece[: self.limit - held])
                         return chunks, True
                     chunks.append(piece)
                     held += len(piece)
-                if self.raw_count > self.limit:  # compressed input alone passed the cap
+                if self.raw_count > self.limit + self.decoded_count - held:
+                    # compressed input alone passed the cap
                     return chunks, True
         if self._inflater is not None and not self._inflater.finish():
             raise _corrupt(self.response.status_code)
@@ -247,13 +256,14 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def read_prefix(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    """At most ``limit`` bytes of the body, and True when that was all of it.
+async def read_prefix(response: httpx.Response, limit: int, skip: int = 0) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body after its first ``skip``, and True when that was
+    all of it.
 
     For downloads: a file larger than the cap is not an error, we just stop reading.
     """
     reader = _CappedReader(response, limit)
-    chunks, overflowed = await reader.read()
+    chunks, overflowed = await reader.read(skip)
     return b"".join(chunks), not overflowed
 
 

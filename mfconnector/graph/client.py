@@ -173,13 +173,17 @@ class GraphClient:
         *,
         query: Mapping[str, str] | None = None,
         max_bytes: int | None = None,
+        first_byte: int = 0,
     ) -> Download:
-        """The first ``max_bytes`` of a file: ``path`` ends in ``/content`` or ``/$value``.
+        """``max_bytes`` of a file from ``first_byte``: ``path`` ends in ``/content`` or
+        ``/$value``.
 
         Graph answers a redirect to a pre-authenticated URL (fetched without our token,
         with a Range header) or the bytes themselves. A larger file is not an error:
         the result says ``complete=False``.
         """
+        if first_byte < 0:
+            raise ValueError("first_byte must not be negative")
         cap = self._limits.graph_body_bytes if max_bytes is None else max_bytes
         if not 1 <= cap <= self._limits.graph_body_bytes:
             raise ToolInputError(
@@ -187,7 +191,13 @@ class GraphClient:
             )
         url = self._graph_url(build_url(self._root, path, query))
         return await self._within_deadline(
-            url, lambda: self._download(url, cap, lambda response: read_download(response, cap))
+            url,
+            lambda: self._download(
+                url,
+                cap,
+                lambda response: read_download(response, cap, first_byte),
+                first_byte,
+            ),
         )
 
     async def download_stream(
@@ -326,7 +336,11 @@ class GraphClient:
         )
 
     async def _download(
-        self, url: str, cap: int, read: Callable[[httpx.Response], Awaitable[T]]
+        self,
+        url: str,
+        cap: int,
+        read: Callable[[httpx.Response], Awaitable[T]],
+        first_byte: int = 0,
     ) -> T:
         budget = RetryBudget(self._limits)
 
@@ -339,7 +353,7 @@ class GraphClient:
         outcome = await self._graph_call(url, {"Accept": "*/*"}, first, ok, budget)
         if not isinstance(outcome, Location):
             return outcome
-        return await self._fetch_preauthenticated(outcome, cap, budget, read)
+        return await self._fetch_preauthenticated(outcome, cap, budget, read, first_byte)
 
     async def _fetch_preauthenticated(
         self,
@@ -347,11 +361,13 @@ class GraphClient:
         cap: int,
         budget: RetryBudget,
         read: Callable[[httpx.Response], Awaitable[T]],
+        first_byte: int = 0,
     ) -> T:
         """GET the pre-authenticated URL: no Authorization, no cookies, a Range header."""
+        wanted = f"bytes={first_byte}-{first_byte + cap - 1}"
         while True:
             request = self._http.build_request(
-                "GET", location.url, headers={"Accept": "*/*", "Range": f"bytes=0-{cap - 1}"}
+                "GET", location.url, headers={"Accept": "*/*", "Range": wanted}
             )
             request.headers.pop("Authorization", None)
             request.headers.pop("Cookie", None)

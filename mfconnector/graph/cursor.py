@@ -19,7 +19,8 @@ an earlier run of the server is refused, with a message that says so and how to 
 the listing again.
 
 Wire form: ``<base64url payload>.<base64url tag>``, the payload being compact JSON
-``{"v":2,"i":run,"t":tool,"s":scope tag,"a":arguments tag,"u":url,"k":skip}``.
+``{"v":2,"i":run,"t":tool,"s":scope tag,"a":arguments tag,"u":url,"k":skip}``, plus
+``"c"``: the issuing call's arguments, when the listing carries them (``issue(carry=True)``).
 
 Usage (one ``CursorSigner`` per server process: ``ToolContext.cursors``). A list tool
 normally goes through ``tools.listing.list_result``, which does all of this; a tool that
@@ -90,6 +91,8 @@ class Continuation:
     tool: str = field(default="", repr=False)
     scope_tag: str = field(default="", repr=False)
     arguments_tag: str = field(default="", repr=False)
+    arguments: dict[str, Any] | None = field(default=None, repr=False)
+    """The issuing call's arguments (less cursor and limit), when the cursor carries them."""
 
 
 def canonical_link(url: str) -> str:
@@ -151,26 +154,64 @@ class CursorSigner:
         arguments: Mapping[str, Any] | None = None,
         url: str,
         skip: int = 0,
+        carry: bool = False,
     ) -> str:
         """The cursor for ``url`` (``skip`` of its items already shown).
 
         ``url`` is kept as ``canonical_link`` writes it: that is what ``redeem`` returns.
+        ``carry`` keeps ``arguments`` themselves in the signed payload, so a call that passes
+        only the cursor continues with the same folder, filters and view; when they would
+        make the cursor too long, the cursor is issued without them.
 
         Raises ValueError for a negative skip or a cursor longer than ``max_chars``: the
         caller then reports the result as incomplete without a cursor.
         """
         tags = (self._tag("scope", scope), self._tag("arguments", arguments or {}))
+        if carry:
+            try:
+                return self._sign(tool, *tags, url, skip, dict(arguments or {}))
+            except ValueError:
+                pass  # too long with them: a cursor that needs the arguments restated
         return self._sign(tool, *tags, url, skip)
 
     def reissue(self, continuation: Continuation, *, url: str, skip: int = 0) -> str:
         """The next cursor of the listing ``continuation`` came from: the same binding."""
         c = continuation
+        if c.arguments is not None:
+            try:
+                return self._sign(c.tool, c.scope_tag, c.arguments_tag, url, skip, c.arguments)
+            except ValueError:
+                pass
         return self._sign(c.tool, c.scope_tag, c.arguments_tag, url, skip)
 
-    def _sign(self, tool: str, scope_tag: str, arguments_tag: str, url: str, skip: int) -> str:
+    def carried_arguments(self, cursor: Any, *, tool: str) -> dict[str, Any] | None:
+        """The arguments a cursor of ``tool`` carries, or None (not ours, or none carried).
+
+        Only reads: ``redeem`` still judges the cursor, its scope and its arguments.
+        """
+        if not isinstance(cursor, str) or len(cursor) > self._max_chars:
+            return None
+        try:
+            doc = self._verified(cursor)
+        except ToolInputError:
+            return None
+        carried = doc.get("c")
+        if doc.get("t") != tool or not isinstance(carried, dict):
+            return None
+        return carried
+
+    def _sign(
+        self,
+        tool: str,
+        scope_tag: str,
+        arguments_tag: str,
+        url: str,
+        skip: int,
+        arguments: dict[str, Any] | None = None,
+    ) -> str:
         if type(skip) is not int or skip < 0:
             raise ValueError("skip must be a non-negative int")
-        doc = {
+        doc: dict[str, Any] = {
             "v": CURSOR_VERSION,
             "i": self._run,
             "t": tool,
@@ -179,6 +220,8 @@ class CursorSigner:
             "u": canonical_link(url),
             "k": skip,
         }
+        if arguments is not None:
+            doc["c"] = arguments
         payload = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode("ascii")
         cursor = f"{_b64(payload)}.{_b64(self._mac(payload))}"
         if len(cursor) > self._max_chars:
@@ -239,7 +282,8 @@ class CursorSigner:
             raise _refuse(f"{_NOT_OURS} (its link does not point into Microsoft Graph)")
         if type(skip) is not int or skip < 0:
             raise _refuse(f"{_NOT_OURS} (its item offset is out of range)")
-        return Continuation(url, skip, tool, str(doc["s"]), str(doc["a"]))
+        carried = doc.get("c") if isinstance(doc.get("c"), dict) else None
+        return Continuation(url, skip, tool, str(doc["s"]), str(doc["a"]), carried)
 
     def _verified(self, text: str) -> dict[str, Any]:
         """The payload of a cursor whose tag is ours; a clear refusal otherwise."""

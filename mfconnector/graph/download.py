@@ -1,10 +1,13 @@
-"""Reading a file's first bytes, and what the download host's answers mean.
+"""Reading a window of a file's bytes, and what the download host's answers mean.
 
 ``/content`` and ``/$value`` answer either the bytes (200, or 206 to a Range) or a redirect
 to a pre-authenticated URL that ``GraphClient`` fetches without the token. Either way the
 body is read under a cap and the result says whether it is the whole file (``complete``) and,
-where the answer says so, the file's total size. The download host's own errors name only
-the status, never its URL or body text.
+where the answer says so, the file's total size. A window that starts past the first byte
+(``first``) is asked for with ``Range: bytes=first-last`` (RFC 9110 §14); a host that
+ignores the Range and answers 200 with the whole file is read through, the bytes before
+the window dropped as they arrive, so memory stays within the cap either way. The download
+host's own errors name only the status, never its URL or body text.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ _CONTENT_RANGE_RE = re.compile(r"^\s*bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)\s*$", r
 
 @dataclass(frozen=True, slots=True)
 class Download:
-    """The first ``max_bytes`` of a file. ``complete`` is False when more was left unread."""
+    """``max_bytes`` of a file from byte ``first``. ``complete`` is False when bytes after
+    the window were left unread."""
 
     data: bytes
     content_type: str | None
     complete: bool
     total_size: int | None
+    first: int = 0
 
     def __repr__(self) -> str:
         return (
@@ -72,26 +77,28 @@ def download_host_error(answer: Answer) -> GraphError:
     )
 
 
-async def read_download(response: httpx.Response, cap: int) -> Download:
-    """Read at most ``cap`` bytes of a 200 or 206 answer and say how complete they are."""
-    data, whole = await read_prefix(response, cap)
+async def read_download(response: httpx.Response, cap: int, first: int = 0) -> Download:
+    """Read at most ``cap`` bytes from byte ``first`` of a 200 or 206 answer and say how
+    complete they are."""
     raw_type = response.headers.get("content-type")
     content_type = clean_text(raw_type, 200) if raw_type else None
     encoded = response.headers.get("content-encoding", "identity").strip().lower() != "identity"
     if response.status_code == 206:
-        first, total = parse_content_range(response.headers.get("content-range"))
-        if first not in (0, None):
+        started, total = parse_content_range(response.headers.get("content-range"))
+        if started not in (first, None) or (started is None and first):
             raise GraphError(
                 "the file's download host answered a range that was not asked for",
                 retry_safe=True,
                 hint="retry later",
             )
+        data, whole = await read_prefix(response, cap)
         if total is None and whole and len(data) < cap:
-            total = len(data)  # the range came back short: that was the end of the file
-        complete = whole and total is not None and len(data) >= total
-        return Download(data, content_type, complete, total)
+            total = first + len(data)  # the range came back short: that was the end
+        complete = whole and total is not None and first + len(data) >= total
+        return Download(data, content_type, complete, total, first)
+    data, whole = await read_prefix(response, cap, skip=first)
     declared = response.headers.get("content-length")
     total = int(declared) if declared and declared.isdigit() and not encoded else None
     if whole and total is None:
-        total = len(data)
-    return Download(data, content_type, whole, total)
+        total = first + len(data)
+    return Download(data, content_type, whole, total, first)

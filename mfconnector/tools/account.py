@@ -16,6 +16,7 @@ PROFILE_FIELDS = ("id", "displayName", "mail", "userPrincipalName")
 SHOWN_LIMITS = (
     "list_items",
     "body_chars",
+    "text_window_bytes",
     "field_chars",
     "list_field_items",
     "result_bytes",

@@ -17,6 +17,7 @@ __all__ = [
     "Extracted",
     "decode_text",
     "extract_text",
+    "not_text_reason",
     "readable_as",
 ]
 
@@ -76,6 +77,26 @@ TEXT_EXTENSIONS = frozenset(
 )
 TEXT_MIME = re.compile(r"^(text/|application/(json|xml|javascript|x-yaml|yaml|x-sh|sql)\b)")
 NOT_READABLE_YET = "not readable as text yet: only text-like files are read; metadata only"
+IMAGE_EXTENSIONS = frozenset(
+    {"png", "jpg", "jpeg", "gif", "bmp", "tif", "tiff", "webp", "heic", "heif", "svg", "ico"}
+)
+MEDIA_KINDS = {"image": "an image", "video": "a video", "audio": "an audio file"}
+
+
+def not_text_reason(name: str, content_type: str | None) -> str:
+    """Why a file that is neither text nor a document comes back as metadata only, in the
+    words a person would use for it (an image is not "not readable as text yet")."""
+    extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    major = str(content_type or "").split("/", 1)[0].lower()
+    if extension in IMAGE_EXTENSIONS:
+        major = "image"
+    what = MEDIA_KINDS.get(major)
+    if what is None:
+        return NOT_READABLE_YET
+    return (
+        f"{what}: this server reads text, not pictures or sound (no OCR or transcription); "
+        "its name, type, size and dates are above, and it opens from its webUrl"
+    )
 
 
 def readable_as(name: str, content_type: str | None) -> str | None:

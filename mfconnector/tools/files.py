@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
-from mfconnector.shaping import Skipped, clip_window, redact_text, shape_item
+from mfconnector.shaping import Skipped, redact_text, shape_item
 from mfconnector.tools.base import ActiveLimit, Tool, ToolContext
 from mfconnector.tools.common import (
     CURSOR,
+    DETAIL,
     LIMIT,
     OUTPUT_SCHEMA,
     QUERY,
@@ -18,10 +19,15 @@ from mfconnector.tools.common import (
     input_schema,
     item_shaper,
 )
-from mfconnector.tools.content import NOT_READABLE_YET, extract_text, readable_as
+from mfconnector.tools.content import not_text_reason, readable_as
 from mfconnector.tools.documents import PART, document_kind, read_document, unreadable_reason
 from mfconnector.tools.drives import Drive, drive_of
-from mfconnector.tools.listing import list_result
+from mfconnector.tools.item_tables import drive_table
+from mfconnector.tools.listing import continued_arguments, list_result
+from mfconnector.tools.text_window import decode_window, window_start
+
+if TYPE_CHECKING:
+    from mfconnector.graph.client import GraphClient
 
 __all__ = ["FILES_LIST", "FILES_READ", "FILES_SEARCH"]
 
@@ -121,7 +127,12 @@ def compact_item(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _view(result: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    return result if arguments.get("detail") == "full" else drive_table(result, ITEM_FIELDS)
+
+
 async def files_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    arguments = continued_arguments(ctx, "files_list", arguments)
     drive = await drive_of(ctx, arguments)
     limit = arguments.get("limit", ctx.limits.list_items)
     result = await list_result(
@@ -135,10 +146,11 @@ async def files_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
         path=_item_path(drive, arguments, "/children"),
         query={"$select": ITEM_SELECT, "$top": str(limit)},
     )
-    return _echo(result, drive)
+    return _view(_echo(result, drive), arguments)
 
 
 async def files_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    arguments = continued_arguments(ctx, "files_search", arguments)
     drive = await drive_of(ctx, arguments)
     limit = arguments.get("limit", ctx.limits.list_items)
     literal = arguments["query"].replace("'", "''")
@@ -153,7 +165,7 @@ async def files_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str,
         path=f"{drive.path}/root/{quote_segment(f'search(q={chr(39)}{literal}{chr(39)})')}",
         query={"$select": ITEM_SELECT, "$top": str(limit)},
     )
-    return _echo(result, drive)
+    return _view(_echo(result, drive), arguments)
 
 
 async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -185,12 +197,18 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     mime = _mime_of(raw)
     kind = document_kind(name, mime)
     if kind is None and readable_as(name, mime) is None:
-        reason = unreadable_reason(name) or NOT_READABLE_YET
+        reason = unreadable_reason(name) or not_text_reason(name, mime)
         result["content"] = {"returned": False, "reason": reason}
         return skipped.apply(result)
     if not isinstance(raw.get("id"), str):
         raise ToolInputError("Graph returned the item without an id")
     if kind is not None:
+        if arguments.get("offset", 0) < 0:
+            raise ToolInputError(
+                "a negative `offset` reads a text file from its end; a document's text starts "
+                "at offset 0",
+                hint="use `part` or skipped.text.nextOffset to move through a document",
+            )
         result["content"] = await read_document(
             ctx,
             graph,
@@ -203,51 +221,87 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
         return skipped.apply(result)
     if "part" in arguments:
         raise ToolInputError("`part` is for documents (PDF, Word, Excel, PowerPoint)")
-    download = await graph.download(
+    result["content"] = await _text_window(
+        ctx,
+        graph,
         f"{drive.path}/items/{quote_segment(raw['id'])}/content",
-        max_bytes=ctx.limits.graph_body_bytes,
+        raw,
+        arguments,
+        skipped,
     )
-    extracted = await extract_text(
-        download.data,
-        name=str(raw.get("name", "")),
-        content_type=_mime_of(raw),
-        complete=download.complete,
+    return skipped.apply(result)
+
+
+async def _text_window(
+    ctx: ToolContext,
+    graph: GraphClient,
+    content_path: str,
+    raw: dict[str, Any],
+    arguments: dict[str, Any],
+    skipped: Skipped,
+) -> dict[str, Any]:
+    """One window of a text file, fetched alone with a Range request: ``offset`` is a byte
+    offset (negative: from the end), and ``skipped.text`` says what lies before and after."""
+    size = raw.get("size") if type(raw.get("size")) is int else None
+    offset = arguments.get("offset", 0)
+    try:
+        start = window_start(offset, size)
+    except ValueError:
+        raise ToolInputError(
+            "Graph did not give this file's size, so a negative `offset` cannot be placed",
+            hint="read it with offset 0 and follow skipped.text.nextOffset",
+        ) from None
+    if size is not None and start and start >= size:
+        raise ToolInputError(
+            f"`offset` {offset} is past the end of the file ({size:,} bytes)",
+            hint=f"use an offset below {size}, or a negative one to read from the end",
+        )
+    download = await graph.download(
+        content_path, max_bytes=ctx.limits.text_window_bytes, first_byte=start
     )
-    if extracted is None:  # the seam said yes before the download, then no: metadata only
-        result["content"] = {"returned": False, "reason": NOT_READABLE_YET}
-        return skipped.apply(result)
-    replaced = extracted.undecodable_chars
-    text, redactions = redact_text(extracted.text)
+    window = decode_window(
+        download.data, start=start, at_end=download.complete, max_chars=ctx.limits.body_chars
+    )
+    text, redactions = redact_text(window.text)
     if redactions:
         skipped.removed.append("content.text")
-    offset = arguments.get("offset", 0)
-    window, clip = clip_window(text, offset, ctx.limits.body_chars, "offset")
-    content: dict[str, Any] = {"returned": True, "text": window, "charsRead": len(text)}
-    if replaced:
-        content["undecodableChars"] = replaced
-    result["content"] = content
-    record: dict[str, Any] = {"field": "content.text", **(clip or {})}
-    if not download.complete:
-        record["bytesRead"] = len(download.data)
-        record["totalBytes"] = download.total_size or raw.get("size")
-        record["note"] = (
-            f"only the first {ctx.limits.graph_body_bytes:,} bytes of a file can be read"
-        )
-    if "nextOffset" in record or not download.complete:
+    total = download.total_size if download.total_size is not None else size
+    content: dict[str, Any] = {"returned": True, "text": text, "fromByte": window.start}
+    content["toByte"] = window.end
+    if total is not None:
+        content["totalBytes"] = total
+    if window.undecodable_chars:
+        content["undecodableChars"] = window.undecodable_chars
+    record: dict[str, Any] = {"field": "content.text"}
+    if window.start:
+        record["bytesBefore"] = window.start
+    if total is None or window.end < total:
+        record["nextOffset"] = window.end
+        if total is not None:
+            record["bytesAfter"] = total - window.end
+    if len(record) > 1:
+        record["note"] = "offsets are bytes; a negative offset reads from the end"
         skipped.text = record
-    return skipped.apply(result)
+    return content
 
 
 FILES_LIST = Tool(
     name="files_list",
     title="List drive folder",
     description=(
-        "Items in a drive folder (`path` or `item_id`; default root) with size, type and "
-        "dates. Your OneDrive, or with --all-files another drive: drive_id, or "
-        f"SharePoint `site` or `site/library` by name (also in files_search/read). {UNTRUSTED}"
+        "A drive folder's items (`path` or `item_id`; default root). Other drives with "
+        "--all-files: drive_id, or SharePoint `site` or `site/library` (also "
+        f"files_search/read). {UNTRUSTED}"
     ),
     input_schema=input_schema(
-        {"path": PATH, "item_id": ITEM_ID, **OTHER_DRIVE, "limit": LIMIT, "cursor": CURSOR}
+        {
+            "path": PATH,
+            "item_id": ITEM_ID,
+            **OTHER_DRIVE,
+            "detail": DETAIL,
+            "limit": LIMIT,
+            "cursor": CURSOR,
+        }
     ),
     output_schema=OUTPUT_SCHEMA,
     handler=files_list,
@@ -261,6 +315,7 @@ FILES_SEARCH = Tool(
         {
             "query": QUERY,
             **OTHER_DRIVE,
+            "detail": DETAIL,
             "limit": LIMIT,
             "cursor": CURSOR,
         },
@@ -275,16 +330,16 @@ FILES_READ = Tool(
     title="Read file",
     description=lambda limits: (
         "One drive item's metadata and its text (text files, Word, Excel, PowerPoint, PDF, "
-        f".eml): {limits.body_chars:,} characters from `offset` (skipped.text.nextOffset) or "
-        "`part` (content.parts). "
+        f".eml): {limits.body_chars:,} characters from `offset` (skipped.text.nextOffset; "
+        "in a text file, bytes, negative from the end) or `part` (content.parts). "
         f"{UNTRUSTED}"
     ),
     input_schema=input_schema(
         {
             "item_id": ITEM_ID,
-            "path": PATH,
+            "path": {key: value for key, value in PATH.items() if key != "description"},
             **OTHER_DRIVE,
-            "offset": {"type": "integer", "minimum": 0},
+            "offset": {"type": "integer"},
             "part": PART,
         }
     ),

@@ -18,7 +18,14 @@ from mfconnector.graph.urls import build_url, is_graph_url, with_select
 from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ToolContext, wire_bytes
 
-__all__ = ["UNBOUND_ARGUMENTS", "Page", "cursor_scope", "fetch_page", "list_result"]
+__all__ = [
+    "UNBOUND_ARGUMENTS",
+    "Page",
+    "continued_arguments",
+    "cursor_scope",
+    "fetch_page",
+    "list_result",
+]
 
 ItemShaper = Callable[[Any, Skipped, str], dict[str, Any]]
 PageShaper = Callable[[list[Any]], Awaitable[ItemShaper]]
@@ -28,6 +35,9 @@ CursorFor = Callable[[str, int], str]
 
 UNBOUND_ARGUMENTS = frozenset({"cursor", "limit"})
 """Arguments a cursor is not bound to: the page size may change from page to page."""
+SCOPE_ARGUMENTS = frozenset({"mailbox", "drive_id", "site"})
+"""Arguments that choose whose mail or drive a call reads: never taken from a cursor, so a
+call that leaves them out reads the signed-in user's own, and another's cursor is refused."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,9 @@ class Page:
     next_link: str | None
     cursor_for: CursorFor
     foreign_link: bool = False
+    context_known: bool = True
+    """False for a page a cursor alone named, when that cursor did not carry its listing's
+    arguments: the call's defaults would then misstate the folder or query."""
 
     def continuation(self, shown: int, *, size_limited: bool = False) -> dict[str, Any] | None:
         """``skipped.items`` after showing ``shown`` of ``items``; None when nothing is left."""
@@ -66,6 +79,20 @@ class Page:
             return {"cursor": self.cursor_for(url, skip)}
         except ValueError:
             return {"cursor": None, "note": "the continuation is too long to carry in a cursor"}
+
+
+def continued_arguments(ctx: ToolContext, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call that passes only a cursor (and perhaps the mailbox or drive) continues with the
+    arguments its listing was made with (folder, filters, query, view), so the next page
+    keeps its context; any other call is as given. The mailbox or drive is never taken
+    from the cursor (``SCOPE_ARGUMENTS``)."""
+    if "cursor" not in arguments or set(arguments) - UNBOUND_ARGUMENTS - SCOPE_ARGUMENTS:
+        return arguments
+    carried = ctx.cursors.carried_arguments(arguments["cursor"], tool=tool)
+    if carried is None:
+        return arguments
+    kept = {key: value for key, value in carried.items() if key not in SCOPE_ARGUMENTS}
+    return {**kept, **arguments}
 
 
 def _graph_value(body: Any) -> list[Any]:
@@ -110,6 +137,7 @@ async def fetch_page(
     bound_arguments = {k: v for k, v in arguments.items() if k not in UNBOUND_ARGUMENTS}
     cursor = arguments.get("cursor")
     cursor_for: CursorFor
+    context_known = True
     if cursor is not None:
         where = ctx.cursors.redeem(
             cursor,
@@ -119,6 +147,7 @@ async def fetch_page(
             root=graph.root,
         )
         url, skip = where.url, where.skip
+        context_known = bool(bound_arguments) or where.arguments is not None
         answer = await graph.get_json_url(url, headers=headers)
 
         def cursor_for(link: str, shown: int) -> str:
@@ -129,7 +158,12 @@ async def fetch_page(
 
         def cursor_for(link: str, shown: int) -> str:
             return ctx.cursors.issue(
-                tool=tool, scope=bound_scope, arguments=bound_arguments, url=link, skip=shown
+                tool=tool,
+                scope=bound_scope,
+                arguments=bound_arguments,
+                url=link,
+                skip=shown,
+                carry=True,
             )
 
     remaining = _graph_value(answer.body)[skip:]
@@ -139,7 +173,9 @@ async def fetch_page(
         link = with_select(link, query["$select"])
     next_link = link if link is not None and is_graph_url(link, graph.root) else None
     foreign = link is not None and next_link is None
-    return Page(url, skip, remaining[:limit], len(remaining), next_link, cursor_for, foreign)
+    return Page(
+        url, skip, remaining[:limit], len(remaining), next_link, cursor_for, foreign, context_known
+    )
 
 
 async def list_result(
@@ -175,6 +211,6 @@ async def list_result(
         kept.append(shaped)
         skipped.merge(item_skipped)
     skipped.items = page.continuation(len(kept), size_limited=len(kept) < len(page.items))
-    result = {} if "cursor" in arguments else dict(echo)
+    result = dict(echo) if page.context_known else {}
     result[key] = kept
     return skipped.apply(result)

@@ -27,7 +27,8 @@ from mfconnector.tools.common import (
     input_schema,
     item_shaper,
 )
-from mfconnector.tools.listing import ItemShaper, list_result
+from mfconnector.tools.item_tables import folder_table
+from mfconnector.tools.listing import ItemShaper, continued_arguments, list_result
 from mfconnector.tools.mailbox import (
     Mailbox,
     folder_names,
@@ -101,6 +102,7 @@ def message_filter(arguments: dict[str, Any], zone: MailboxZone) -> str | None:
 
 
 async def mail_folders(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    arguments = continued_arguments(ctx, "mail_folders", arguments)
     mailbox = mailbox_of(ctx, arguments)
     parent = arguments.get("parent")
     path = f"{mailbox.path}/mailFolders"
@@ -122,6 +124,8 @@ async def mail_folders(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str,
     for folder in result["folders"]:
         if isinstance(folder.get("id"), str) and isinstance(folder.get("displayName"), str):
             ctx.state.folder_names.put((mailbox.path, folder["id"]), folder["displayName"])
+    if arguments.get("detail") != "full":
+        result = folder_table(result, FOLDER_FIELDS)
     return _with_mailbox(result, mailbox)
 
 
@@ -242,6 +246,7 @@ def page_counts(rows: list[dict[str, Any]], *, full: bool) -> dict[str, Any]:
 
 
 async def mail_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    arguments = continued_arguments(ctx, "mail_list", arguments)
     mailbox = mailbox_of(ctx, arguments)
     zone = await mailbox_zone(ctx, mailbox)
     full = arguments.get("detail") == "full"
@@ -296,6 +301,7 @@ async def mail_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
 
 
 async def mail_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    arguments = continued_arguments(ctx, "mail_search", arguments)
     mailbox = mailbox_of(ctx, arguments)
     zone = await mailbox_zone(ctx, mailbox)
     full = arguments.get("detail") == "full"
@@ -329,11 +335,11 @@ MAIL_FOLDERS = Tool(
     name="mail_folders",
     title="Mail folders",
     description=(
-        "Mail folders with unread and total counts: top level, or the children of `parent` "
-        f"(id, well-known name or path like Projects/Contoso). {UNTRUSTED}"
+        "Folders with unread and total counts: top level or under `parent` (id, well-known "
+        f"name or path like Projects/Contoso). {UNTRUSTED}"
     ),
     input_schema=input_schema(
-        {"parent": FOLDER, "mailbox": MAILBOX, "limit": LIMIT, "cursor": CURSOR}
+        {"parent": FOLDER, "detail": DETAIL, "mailbox": MAILBOX, "limit": LIMIT, "cursor": CURSOR}
     ),
     output_schema=OUTPUT_SCHEMA,
     handler=mail_folders,
@@ -345,8 +351,8 @@ MAIL_LIST = Tool(
     description=(
         "Messages in a folder (id, well-known name or path; default inbox), newest first, "
         "no bodies; filters; triage: unread/flagged with page counts; thread_of: a "
-        "message's conversation across folders, oldest first. Compact rows unless "
-        f"detail=full. {UNTRUSTED}"
+        "message's conversation across folders, oldest first. Times in the mailbox's zone. "
+        f"{UNTRUSTED}"
     ),
     input_schema=input_schema(
         {
@@ -374,7 +380,7 @@ MAIL_SEARCH = Tool(
     title="Search mail",
     description=(
         "Full-text search (KQL, e.g. `from:alice subject:invoice`) in the mailbox or one "
-        f"folder, newest first. Compact rows unless detail=full. {UNTRUSTED}"
+        f"folder, newest first. {UNTRUSTED}"
     ),
     input_schema=input_schema(
         {

@@ -73,7 +73,7 @@ MAIL_READ = Tool(
         f"One message (message_id) or 1-{limits.batch_read_ids} (message_ids; each item has "
         "a status): headers, flags, attachments and body as text, "
         f"{limits.body_chars:,} characters from body_offset; unique_body: a reply's new "
-        f"part. Compact unless detail=full. {UNTRUSTED}"
+        f"part. {UNTRUSTED}"
     ),
     input_schema=input_schema(
         {

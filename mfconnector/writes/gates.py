@@ -85,8 +85,10 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     """The three switches; absent flags set nothing, so the environment can decide."""
     group = parser.add_argument_group("acting on mail (all off by default)")
     helps = {
-        "writes": "turn on mail_create and mail_modify (asks for Mail.ReadWrite at login)",
-        "send": "turn on mail_prepare and mail_send_confirmed (asks for Mail.Send at login)",
+        "writes": "turn on mail_create, mail_modify and mail_review (asks for Mail.ReadWrite "
+        "at login)",
+        "send": "turn on mail_prepare, mail_send_confirmed and mail_review (asks for Mail.Send "
+        "at login)",
         "delete": "turn on mail_delete_permanently (needs --enable-writes)",
     }
     for gate in GATES.values():
