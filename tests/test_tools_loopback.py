@@ -33,6 +33,7 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import ToolContext
 from mfconnector.tools.listing import cursor_scope
+from mfconnector.tools.text_window import TOKEN_EDGE_BYTES
 
 FAST = dataclasses.replace(
     DEFAULT_LIMITS,
@@ -596,7 +597,7 @@ async def test_files_read_follows_the_redirect_without_the_token(
     cut = data["skipped"]["text"]["nextOffset"]
     assert [d.header("range") for d in files.requests] == [
         f"bytes=0-{window - 1}",
-        f"bytes={cut}-{cut + window - 1}",
+        f"bytes={cut - TOKEN_EDGE_BYTES}-{cut + window - 1}",
     ]
     for download in files.requests:
         assert download.header("authorization") is None
@@ -1185,23 +1186,28 @@ async def test_files_read_reaches_the_end_of_a_2_6_mb_log_one_window_a_call(
             {"item_id": "01LOOPBACKFILE", "offset": middle["skipped"]["text"]["nextOffset"]},
         )
     window = DEFAULT_LIMITS.text_window_bytes
-    assert tail["content"]["text"] == data[-1_000:].decode("utf-8")
+    edge = TOKEN_EDGE_BYTES
+    # -1,000 falls inside a word: the window starts at that word, never in its middle
+    tail_start = tail["content"]["fromByte"]
+    assert len(data) - 1_000 - 60 < tail_start <= len(data) - 1_000
+    assert data[tail_start - 1 : tail_start] in (b" ", b"\n")
+    assert tail["content"]["text"] == data[tail_start:].decode("utf-8")
     assert tail["content"]["text"].endswith("the last line: disk full €\n")
-    assert tail["content"]["fromByte"] == len(data) - 1_000
-    assert tail["skipped"]["text"]["bytesBefore"] == len(data) - 1_000
+    assert tail["skipped"]["text"]["bytesBefore"] == tail_start
     assert "nextOffset" not in tail["skipped"]["text"]
-    # 2,300,038 is the second byte of an "é": the window starts at the next character
+    # 2,300,038 is the second byte of the "é" of "café": the window starts at "café"
     start = middle["content"]["fromByte"]
-    assert start == 2_300_039 and data[2_300_037:2_300_039] == "é".encode()
+    assert data[start : start + 5] == "café".encode() and data[start - 1 : start] == b" "
     end = middle["content"]["toByte"]
     assert middle["content"]["text"] == data[start:end].decode("utf-8")
-    assert len(middle["content"]["text"]) == DEFAULT_LIMITS.body_chars
+    assert len(middle["content"]["text"]) <= DEFAULT_LIMITS.body_chars
+    assert data[end - 1 : end] in (b" ", b"\n"), "a window ends between words"
     assert after["content"]["fromByte"] == end, "the next window starts where this one ended"
     assert [r.header("range") for r in files.requests] == [
-        f"bytes={len(data) - 1_000}-{len(data) - 1_000 + window - 1}",
-        f"bytes=2300038-{2_300_038 + window - 1}",
-        f"bytes={end}-{end + window - 1}",
-    ], "one window fetched per call, once"
+        f"bytes={len(data) - 1_000 - edge}-{len(data) - 1_000 + window - 1}",
+        f"bytes={2_300_038 - edge}-{2_300_038 + window - 1}",
+        f"bytes={end - edge}-{end + window - 1}",
+    ], "one window fetched per call, once (with the bytes before it, to find a word's start)"
 
 
 async def test_files_read_from_a_host_that_ignores_range_is_still_one_bounded_window(
@@ -1216,7 +1222,7 @@ async def test_files_read_from_a_host_that_ignores_range_is_still_one_bounded_wi
     assert content["text"] == data[-500:].decode("utf-8")
     assert content["fromByte"] == len(data) - 500 and content["totalBytes"] == len(data)
     assert head["content"]["text"] == data[: head["content"]["toByte"]].decode("utf-8")
-    assert len(head["content"]["text"]) == DEFAULT_LIMITS.body_chars
+    assert DEFAULT_LIMITS.body_chars - 60 < len(head["content"]["text"]) <= DEFAULT_LIMITS.body_chars
 
 
 @pytest.mark.parametrize("offset", [300, 301, 10_000])
@@ -1231,10 +1237,10 @@ async def test_files_read_offset_at_or_past_the_end_is_a_clear_error(
     error = json.loads(refused["content"][0]["text"])["error"]
     assert refused["isError"] is True and "past the end of the file (300 bytes)" in error["message"]
     assert (
-        files.requests[0].header("range")
-        == f"bytes=299-{299 + DEFAULT_LIMITS.text_window_bytes - 1}"
+        files.requests[0].header("range") == f"bytes=0-{299 + DEFAULT_LIMITS.text_window_bytes - 1}"
     )
-    assert last["content"]["text"] == "x", "serving goes on; the last byte is readable"
+    # the last byte is inside a 300-byte word, read whole: serving goes on
+    assert last["content"]["text"] == "x" * 300 and last["content"]["fromByte"] == 0
 
 
 async def test_a_negative_offset_on_a_document_is_refused_in_our_words(
@@ -1250,6 +1256,33 @@ async def test_a_negative_offset_on_a_document_is_refused_in_our_words(
 
 
 WINDOW = 1_000
+
+
+@pytest.mark.parametrize("cut", [10, 25, 40, 55])
+async def test_a_secret_link_is_never_split_between_two_windows(
+    graph: LoopbackServer, files: LoopbackServer, cut: int
+) -> None:
+    """Wherever a window edge or an offset falls in a pre-authenticated link, no part of
+    its credential is shown: the link is read whole by one window and redacted there."""
+    link = "https://contoso.sharepoint.com/_layouts/15/download.aspx?tempauth=eyJ0eXAiOiJKV1QiLCJh"
+    prefix = b"word " * 190  # 950 bytes, so the 1,000-byte window ends inside the link
+    data = prefix + link.encode() + b" done\n"
+    limits = dataclasses.replace(FAST, text_window_bytes=WINDOW)
+    route_log(graph, files, data, ranged(data))
+    async with tools_on(graph, limits=limits) as tools:
+        first = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
+        follow = await tools.data(
+            "files_read",
+            {"item_id": "01LOOPBACKFILE", "offset": first["skipped"]["text"]["nextOffset"]},
+        )
+        inside = await tools.data(
+            "files_read", {"item_id": "01LOOPBACKFILE", "offset": len(prefix) + cut}
+        )
+    shown = first["content"]["text"] + follow["content"]["text"] + inside["content"]["text"]
+    for secret in ("tempauth", "eyJ0eXAiOiJKV1QiLCJh", "JKV1Qi", "download.aspx?"):
+        assert secret not in shown
+    assert first["content"]["toByte"] == len(prefix), "the first window ends before the link"
+    assert inside["content"]["fromByte"] == len(prefix), "an offset inside it moves to its start"
 
 
 @pytest.mark.parametrize("size", [WINDOW - 1, WINDOW, WINDOW + 1])

@@ -24,7 +24,12 @@ from mfconnector.tools.documents import PART, document_kind, read_document, unre
 from mfconnector.tools.drives import Drive, drive_of
 from mfconnector.tools.item_tables import drive_table
 from mfconnector.tools.listing import continued_arguments, list_result
-from mfconnector.tools.text_window import decode_window, window_start
+from mfconnector.tools.text_window import (
+    TOKEN_EDGE_BYTES,
+    decode_window,
+    window_start,
+    word_start,
+)
 
 if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
@@ -256,11 +261,18 @@ async def _text_window(
             f"`offset` {offset} is past the end of the file ({size:,} bytes)",
             hint=f"use an offset below {size}, or a negative one to read from the end",
         )
+    # The bytes just before the window too: an offset inside a word moves to its start.
+    lead = min(start, TOKEN_EDGE_BYTES)
     download = await graph.download(
-        content_path, max_bytes=ctx.limits.text_window_bytes, first_byte=start
+        content_path, max_bytes=ctx.limits.text_window_bytes + lead, first_byte=start - lead
     )
+    first = download.data[lead : lead + 1]
+    back = word_start(download.data[:lead]) if first and not first.isspace() else 0
     window = decode_window(
-        download.data, start=start, at_end=download.complete, max_chars=ctx.limits.body_chars
+        download.data[lead - back :],
+        start=start - back,
+        at_end=download.complete,
+        max_chars=ctx.limits.body_chars,
     )
     text, redactions = redact_text(window.text)
     if redactions:
