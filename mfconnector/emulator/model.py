@@ -151,6 +151,8 @@ class Message:
     inference: str = "focused"
     attachments: list[Attachment] = field(default_factory=list)
     headers: list[tuple[str, str]] = field(default_factory=list)
+    extended: dict[str, str] = field(default_factory=dict)
+    """singleValueExtendedProperties by id (``"SystemTime 0x3FEF"``), as set by a write."""
     created: datetime | None = None
     modified: datetime | None = None
     generation: int = 0
