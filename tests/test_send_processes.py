@@ -109,3 +109,59 @@ async def test_two_processes_racing_send_exactly_once(
     recorded = said.get("error", {}).get("outcome", said)
     assert recorded["resent"] is False, said
     assert recorded["status"] in ("sending", "sent", "verified"), said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("round_", range(3))
+async def test_two_processes_each_preparing_the_same_draft_send_it_once(
+    graph: LoopbackServer, tmp_path: Path, round_: int
+) -> None:
+    """0.2 gave each process its own prepared_id, and both were sent (issue 17)."""
+    mailbox = ScriptedMailbox(graph)
+    draft = mailbox.add(Draft(outlook_id(f"perdraft{round_}")))
+    results: list[dict[str, Any]] = []
+    prepared: list[dict[str, Any]] = []
+    with trio.fail_after(60):
+        desktop, editor = await start(graph, tmp_path), await start(graph, tmp_path)
+        try:
+
+            async def prepare_and_confirm(process: Process) -> None:
+                read = await process.call(
+                    "mail_review", {"action": "draft", "message_id": draft.id}
+                )
+                digest = read["structuredContent"]["source_digest"]
+                answer = await process.call(
+                    "mail_prepare",
+                    {"action": "draft", "message_id": draft.id, "source_digest": digest},
+                )
+                if answer["isError"]:  # the other one already claimed it: its outcome
+                    refused = json.loads(answer["content"][0]["text"])["error"]
+                    assert refused["outcome"]["resent"] is False, refused
+                    prepared.append(refused["outcome"])
+                    return
+                mine = answer["structuredContent"]
+                prepared.append(mine)
+                results.append(
+                    await process.call(
+                        "mail_send_confirmed",
+                        {"prepared_id": mine["prepared_id"], "confirmed_digest": mine["digest"]},
+                    )
+                )
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(prepare_and_confirm, desktop)
+                nursery.start_soon(prepare_and_confirm, editor)
+        finally:
+            for process in (desktop, editor):
+                assert process.process.stdin is not None
+                await process.process.stdin.aclose()
+                await process.process.wait()
+    assert len(mailbox.sends()) == 1, "one draft, one send request"
+    assert prepared[0]["prepared_id"] == prepared[1]["prepared_id"], "one live claim per draft"
+    winners = [r for r in results if not r["isError"] and "resent" not in r["structuredContent"]]
+    assert len(winners) == 1, results
+    for other in [r for r in results if r is not winners[0]]:
+        said = json.loads(other["content"][0]["text"])
+        recorded = said.get("error", {}).get("outcome", said)
+        assert recorded["resent"] is False, said
+        assert recorded["status"] in ("sending", "sent", "verified"), said

@@ -180,6 +180,8 @@ class SendStore:
         self._connection: sqlite3.Connection | None = None
         self.instance = f"{socket.gethostname()}|{os.getpid()}|{secrets.token_hex(4)}"
         self._in_flight: set[str] = set()
+        self._unrecorded: dict[str, tuple[str, dict[str, Any]]] = {}
+        """Outcomes ``finish`` could not write; written by the next look at their claim."""
 
     @property
     def location(self) -> str:
@@ -213,6 +215,8 @@ class SendStore:
             raise self._broken(f"cannot be opened ({exc})") from None
         try:
             self._prepare_schema(connection)
+            if self.path is not None:
+                self._make_private(self.path)
         except StateStoreError:
             connection.close()
             raise
@@ -274,11 +278,28 @@ class SendStore:
                         raise self._refuse(
                             "has another name (a hard link)", "pass a fresh --state-dir"
                         )
-                    os.fchmod(fd, 0o600)
+                    if info.st_size == 0:
+                        os.fchmod(fd, 0o600)  # an existing file only once known to be ours
             finally:
                 os.close(fd)
         except OSError as exc:
             raise self._broken(f"cannot be created ({exc.strerror or exc})") from None
+
+    def _make_private(self, path: Path) -> None:
+        """0600 on our own file (and its sidecars), never through a link."""
+        if os.name != "posix":
+            return
+        for name in (str(path), f"{path}-wal", f"{path}-shm"):
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise self._broken(f"cannot be made private ({exc.strerror or exc})") from None
+            try:
+                os.fchmod(fd, 0o600)
+            finally:
+                os.close(fd)
 
     def _check_ours(self, connection: sqlite3.Connection) -> int:
         """The schema version of a file that is ours (or empty); a foreign one is refused."""
@@ -494,13 +515,16 @@ class SendStore:
         stale = now - (record.claimed_at or now) > self._limits.claim_orphan_seconds
         if not (ours or stale or _pid_gone(record.claimed_by)):
             return record
-        outcome = {"status": "unknown", "reason": INTERRUPTED}
+        state, outcome = "unknown", {"status": "unknown", "reason": INTERRUPTED}
+        if ours and record.prepared_id in self._unrecorded:
+            state, outcome = self._unrecorded[record.prepared_id]
         db.execute(
-            "UPDATE preparations SET state = 'unknown', outcome = ?, finished_at = ? "
+            "UPDATE preparations SET state = ?, outcome = ?, finished_at = ? "
             "WHERE prepared_id = ? AND state = 'sending'",
-            (json.dumps(outcome), now, record.prepared_id),
+            (state, json.dumps(outcome), now, record.prepared_id),
         )
-        return dataclasses.replace(record, state="unknown", outcome=outcome, finished_at=now)
+        self._unrecorded.pop(record.prepared_id, None)
+        return dataclasses.replace(record, state=state, outcome=outcome, finished_at=now)
 
     def get(self, prepared_id: str, account: str, mailbox: str) -> Preparation | None:
         """The preparation as this account and mailbox may see it, orphans settled."""
@@ -546,6 +570,9 @@ class SendStore:
                     "WHERE prepared_id = ? AND state = 'sending' AND claimed_by = ?",
                     (state, json.dumps(outcome), now, prepared_id, self.instance),
                 )
+        except StateStoreError:
+            self._unrecorded[prepared_id] = (state, outcome)
+            raise
         finally:
             self._in_flight.discard(prepared_id)
 
