@@ -15,14 +15,30 @@ import pytest
 from acting import Draft, ScopedTokens, ScriptedMailbox, acting_session, outlook_id
 from loopback import LoopbackServer, Reply
 
-from mfconnector.writes.folder_policy import DESTINATIONS, WELL_KNOWN
 from mfconnector.writes.gates import Gates
 from mfconnector.writes.store import SendStore, StateStoreError
 
 BASE = "/v1.0/me"
 MESSAGE = outlook_id("message")
 FOLDER = outlook_id("folder")
-REFUSED = sorted(set(WELL_KNOWN) - DESTINATIONS)
+DESTINATIONS = ("inbox", "archive", "junkemail", "deleteditems")
+REFUSED = (
+    "sentitems",
+    "drafts",
+    "outbox",
+    "msgfolderroot",
+    "recoverableitemsdeletions",
+    "searchfolders",
+    "syncissues",
+    "conflicts",
+    "localfailures",
+    "serverfailures",
+    "conversationhistory",
+    "clutter",
+    "scheduled",
+)
+WELL_KNOWN = DESTINATIONS + REFUSED
+"""Graph v1.0's well-known folder names (learn.microsoft.com/graph/api/resources/mailfolder)."""
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -40,7 +56,9 @@ async def test_writes_cannot_file_mail_into_a_system_folder_by_name(
             "mail_create", {"action": "copy", "message_id": MESSAGE, "destination": name}
         )
         parent = await tools.fail("mail_create", {"action": "folder", "name": "x", "parent": name})
-        rename = await tools.fail("mail_modify", {"action": "rename", "folder_id": name, "name": "x"})
+        rename = await tools.fail(
+            "mail_modify", {"action": "rename", "folder_id": name, "name": "x"}
+        )
     for error in (copy, parent, rename):
         assert error["error_code"] == "unsupported_operation", error
     assert graph.requests == [], "refused by name before any request"
@@ -222,3 +240,24 @@ def test_a_02_state_file_is_upgraded_in_place(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA application_id").fetchone()[0] == 0x6D66636E
         assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("calls", [2, 3, 4])
+async def test_recent_shows_the_newest_entries_up_to_its_limit(
+    graph: LoopbackServer, calls: int
+) -> None:
+    import dataclasses
+
+    from acting import FAST
+
+    limits = dataclasses.replace(FAST, audit_recent_entries=3)
+    async with acting_session(graph, limits=limits) as tools:
+        for index in range(calls):
+            await tools.fail("mail_modify", {"action": "trash", "message_id": f"bad{index}"})
+        recent = await tools.ok("mail_review", {"action": "recent"})
+        extra = await tools.fail("mail_review", {"action": "recent", "message_id": MESSAGE})
+    assert [e["target"] for e in recent["recent"]] == [f"bad{i}" for i in reversed(range(calls))][
+        :3
+    ]
+    assert ("older" in recent) is (calls > 3)
+    assert extra["error_code"] == "invalid_arguments"

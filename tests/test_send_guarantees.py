@@ -230,3 +230,20 @@ async def test_an_outlook_draft_over_the_recipient_limit_is_not_prepared(
     assert result["isError"] is (extra > 0), result["content"][0]["text"][:300]
     if extra > 0:
         assert f"{count} recipients" in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize(("chars", "fits"), [(190_000, True), (201_000, False)])
+async def test_the_documented_largest_previewable_body(
+    graph: LoopbackServer, chars: int, fits: bool
+) -> None:
+    """docs/LIMITS.md: the preview budget counts the body four times (as stored and as
+    text, each in both copies), so about 190,000 ASCII bytes of body fit its 800,000."""
+    mailbox = ScriptedMailbox(graph)
+    draft = mailbox.add(
+        Draft(outlook_id(f"big{chars}"), body={"contentType": "text", "content": "a" * chars})
+    )
+    async with acting_session(graph) as tools:
+        result = await tools.call("mail_review", {"action": "draft", "message_id": draft.id})
+    assert result["isError"] is not fits
+    if not fits:
+        assert "800,000-byte limit" in result["content"][0]["text"]
