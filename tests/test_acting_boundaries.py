@@ -10,11 +10,13 @@ import os
 import sqlite3
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acting import Draft, ScopedTokens, ScriptedMailbox, acting_session, outlook_id
 from loopback import LoopbackServer, Reply
 
+from mfconnector.errors import AuthError
 from mfconnector.writes.gates import Gates
 from mfconnector.writes.store import SendStore, StateStoreError
 
@@ -131,18 +133,19 @@ async def test_scope_hints_name_the_login_command_with_every_gate(
         f"{BASE}/messages",
         Reply.json({"error": {"code": "ErrorAccessDenied", "message": "Access is denied."}}, 403),
     )
-    tokens = ScopedTokens(scopes=("User.Read", "Mail.Read"))
-    async with acting_session(graph, gates=gates) as tools:
-        missing = await tools.fail(
-            "mail_prepare", {"action": "new", "to": ["megan@contoso.com"], "text": "x"}
-        )
-    async with acting_session(graph, gates=gates, tokens=ScopedTokens()) as tools:
-        denied = await tools.fail(
-            "mail_prepare", {"action": "new", "to": ["megan@contoso.com"], "text": "x"}
-        )
-    del tokens
-    assert denied["error_code"] == "insufficient_scope"
-    for error in (missing, denied):
+    arguments = {"action": "new", "to": ["megan@contoso.com"], "text": "x"}
+    found: list[dict[str, Any]] = []
+    for tokens in (ScopedTokens(scopes=("User.Read", "Mail.Read")), ScopedTokens(), SignedOut()):
+        async with acting_session(graph, gates=gates, tokens=tokens) as tools:
+            found.append(await tools.fail("mail_prepare", arguments))
+            if gates.writes:
+                found.append(
+                    await tools.fail("mail_review", {"action": "draft", "message_id": MESSAGE})
+                )
+    signing_in = [e for e in found if e["error_code"] in ("insufficient_scope", "auth_required")]
+    assert {e["error_code"] for e in signing_in} == {"insufficient_scope", "auth_required"}
+    assert len(signing_in) == (4 if gates.writes else 3), found  # review: signed out only
+    for error in signing_in:
         assert f"`{flags}`" in error["hint"], error
 
 
@@ -175,6 +178,13 @@ async def test_every_acting_call_is_logged_and_kept_for_recent(
     ]
     assert entries[1]["target"] == prepared["prepared_id"] and entries[2]["target"] == draft.id
     assert json.loads(lines[1].split(" ", 2)[2])["outcome"] == "verified"
+
+
+class SignedOut(ScopedTokens):
+    """No token can be had: the provider says to sign in."""
+
+    async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
+        raise AuthError("not signed in", hint="run `mfconnector login` in a terminal")
 
 
 # --- the state file ----------------------------------------------------------------------

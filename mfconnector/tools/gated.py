@@ -13,7 +13,7 @@ from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import Tool
 from mfconnector.tools.mail_write import MAIL_CREATE, MAIL_DELETE_PERMANENTLY, MAIL_MODIFY
 from mfconnector.tools.send import MAIL_PREPARE, MAIL_REVIEW, MAIL_SEND_CONFIRMED
-from mfconnector.writes.audit import audited
+from mfconnector.writes.audit import audited, hinted
 from mfconnector.writes.gates import Gates
 from mfconnector.writes.setup import gate_error
 
@@ -26,7 +26,7 @@ def _audited(tool: Tool) -> Tool:
 
 
 GATED_TOOLS: tuple[tuple[Tool, tuple[str, ...]], ...] = (
-    (MAIL_REVIEW, ("writes", "send")),
+    (dataclasses.replace(MAIL_REVIEW, handler=hinted(MAIL_REVIEW.handler)), ("writes", "send")),
     (_audited(MAIL_CREATE), ("writes",)),
     (_audited(MAIL_MODIFY), ("writes",)),
     (_audited(MAIL_DELETE_PERMANENTLY), ("delete",)),

@@ -26,7 +26,7 @@ from mfconnector.writes.store import StateStoreError
 if TYPE_CHECKING:
     from mfconnector.tools.base import ToolContext
 
-__all__ = ["AUDIT_ID_CHARS", "audited", "login_hint"]
+__all__ = ["AUDIT_ID_CHARS", "audited", "hinted", "login_hint"]
 
 Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[dict[str, Any]]]
 AUDIT_ID_CHARS = 200
@@ -113,5 +113,18 @@ def audited(tool: str, handler: Handler) -> Handler:
         entry.update(_made(result))
         await _keep(ctx, entry)
         return result
+
+    return handle
+
+
+def hinted(handler: Handler) -> Handler:
+    """``handler`` with sign-in hints made whole (for ``mail_review``, which acts on nothing)."""
+
+    async def handle(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await handler(ctx, arguments)
+        except ToolError as error:
+            login_hint(error, ctx)
+            raise
 
     return handle

@@ -108,7 +108,7 @@ _COLUMNS = (
 class StateStoreError(Exception):
     """The state file cannot be used; the message names it and says what to do."""
 
-    def __init__(self, message: str, *, hint: str) -> None:
+    def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
@@ -250,7 +250,11 @@ class SendStore:
             )
 
     def _create_private(self, path: Path) -> None:
-        """Create or open the file itself, never through a link, and make it 0600."""
+        """Create the file 0600 if it is new; refuse a link or another user's file.
+
+        An existing file is only looked at (``lstat``), never opened here: closing a
+        descriptor would drop the POSIX locks another connection of this process holds.
+        """
         link = "is a symbolic link; it is never followed"
         try:
             self._private_directory(path.parent)
@@ -260,55 +264,67 @@ class SendStore:
                         f"has a symbolic link beside it ({path.name}{sidecar})",
                         "remove the link; nothing was written",
                     )
-            flags = os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
             try:
-                fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
-            except OSError as exc:
-                if os.path.islink(path):
-                    raise self._refuse(link, "point --state-dir at the real directory") from None
-                raise exc
-            try:
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode):
-                    raise self._refuse("is not a regular file", "move it aside")
-                if os.name == "posix":
-                    if info.st_uid != os.getuid():
-                        raise self._refuse("belongs to another user", "pass your own --state-dir")
-                    if info.st_nlink > 1:
-                        raise self._refuse(
-                            "has another name (a hard link)", "pass a fresh --state-dir"
-                        )
-                    if info.st_size == 0:
-                        os.fchmod(fd, 0o600)  # an existing file only once known to be ours
-            finally:
-                os.close(fd)
+                info = os.lstat(path)
+            except FileNotFoundError:
+                flags = os.O_CREAT | os.O_EXCL | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
+                try:
+                    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+                except FileExistsError:
+                    info = os.lstat(path)  # another process created it just now
+                else:
+                    if os.name == "posix":
+                        os.fchmod(fd, 0o600)
+                    os.close(fd)  # a new, empty file: nobody holds a lock on it yet
+                    return
+            if stat.S_ISLNK(info.st_mode):
+                raise self._refuse(link, "point --state-dir at the real directory")
+            if not stat.S_ISREG(info.st_mode):
+                raise self._refuse("is not a regular file", "move it aside")
+            if os.name == "posix" and info.st_uid != os.getuid():
+                raise self._refuse("belongs to another user", "pass your own --state-dir")
+            if os.name == "posix" and info.st_nlink > 1:
+                raise self._refuse("has another name (a hard link)", "pass a fresh --state-dir")
         except OSError as exc:
             raise self._broken(f"cannot be created ({exc.strerror or exc})") from None
 
     def _make_private(self, path: Path) -> None:
-        """0600 on our own file (and its sidecars), never through a link."""
+        """0600 on our own file and its sidecars, by path, never through a link.
+
+        Never by opening them: closing any descriptor of a file drops every POSIX lock
+        this process holds on it, SQLite's own included (a shared-memory file whose lock
+        is lost gets re-initialised under another process: SIGBUS). The directory is
+        private and ours, so nobody else can swap a name for a link meanwhile.
+        """
         if os.name != "posix":
             return
         for name in (str(path), f"{path}-wal", f"{path}-shm"):
             try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                info = os.lstat(name)
+                if stat.S_ISLNK(info.st_mode):
+                    raise self._refuse(
+                        f"has a symbolic link beside it ({Path(name).name})",
+                        "remove the link; nothing was written",
+                    )
+                if stat.S_IMODE(info.st_mode) != 0o600:
+                    os.chmod(name, 0o600)
             except FileNotFoundError:
                 continue
             except OSError as exc:
                 raise self._broken(f"cannot be made private ({exc.strerror or exc})") from None
-            try:
-                os.fchmod(fd, 0o600)
-            finally:
-                os.close(fd)
 
     def _check_ours(self, connection: sqlite3.Connection) -> int:
         """The schema version of a file that is ours (or empty); a foreign one is refused."""
-        application = int(connection.execute("PRAGMA application_id").fetchone()[0])
-        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-        tables = {
-            str(row[0])
-            for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
+        connection.execute("BEGIN")  # one snapshot: another process may be creating it
+        try:
+            application = int(connection.execute("PRAGMA application_id").fetchone()[0])
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+            tables = {
+                str(row[0])
+                for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        finally:
+            connection.execute("COMMIT")
         fresh = application == 0 and version == 0 and not tables
         ours_v1 = application == 0 and version == 1 and tables == {"preparations"}
         if application != APPLICATION_ID and not (fresh or ours_v1):
