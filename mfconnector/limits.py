@@ -212,6 +212,9 @@ class Limits:
     claim_orphan_seconds: float = 180.0
     """A claim older than this with no recorded outcome was interrupted: it reads
     ``unknown`` (never resent)."""
+    audit_recent_entries: int = 20
+    """Most audit entries ``mail_review recent`` shows (newest first); older ones stay in
+    the state file for ``outcome_retention_seconds``."""
     state_busy_seconds: float = 5.0
     """Longest wait for another process holding the state file's write lock."""
     display_name_chars: int = 255

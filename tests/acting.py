@@ -40,6 +40,8 @@ ALL_GATES = Gates(writes=True, send=True, delete=True)
 ACCOUNT = "adele@contoso.com"
 ALL_SCOPES = ("User.Read", "Mail.Read", "Files.Read", "Mail.ReadWrite", "Mail.Send")
 TEST_SECONDS = 30
+DRAFTS_FOLDER = "AAMkAGDraftsFolder" + "Dr" * 40 + "AAA="
+DELETED_FOLDER = "AAMkAGDeletedItems" + "De" * 40 + "AAA="
 _counter = itertools.count()
 
 
@@ -80,6 +82,9 @@ class Draft:
     bcc: list[str] = dataclasses.field(default_factory=list)
     attachments: list[tuple[str, str, bytes]] = dataclasses.field(default_factory=list)
     is_draft: bool = True
+    folder: str = DRAFTS_FOLDER
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Further Graph properties as read (importance, categories, receipts, ...)."""
 
     def json(self) -> dict[str, Any]:
         def people(addresses: list[str]) -> list[dict[str, Any]]:
@@ -96,6 +101,8 @@ class Draft:
             "bccRecipients": people(self.bcc),
             "replyTo": [],
             "changeKey": "CQAAABYAAAD",
+            "parentFolderId": self.folder,
+            **self.extra,
         }
 
 
@@ -119,6 +126,7 @@ class ScriptedMailbox:
         self._lock = threading.Lock()
         server.route("GET", "/v1.0/me", Reply.json({"displayName": "Adele Vance", "mail": ACCOUNT}))
         server.route("POST", "/v1.0/me/messages", self._create)
+        server.route("GET", "/v1.0/me/mailFolders/drafts", Reply.json({"id": DRAFTS_FOLDER}))
 
     def add(self, draft: Draft) -> Draft:
         base = f"/v1.0/me/messages/{draft.id}"
@@ -142,6 +150,7 @@ class ScriptedMailbox:
         route("PUT", f"/upload/{draft.id}", lambda r: self._upload_chunk(draft.id, r))
         route("POST", f"{base}/send", lambda r: self._send(draft.id, r))
         route("POST", f"{base}/copy", lambda r: self._copy(draft.id))
+        route("POST", f"{base}/move", lambda r: self._move(draft.id, r))
         route("PATCH", base, lambda r: self._patch(draft.id, r))
         route(
             "GET",
@@ -205,6 +214,14 @@ class ScriptedMailbox:
         )
         self.add(copy)
         return Reply.json(copy.json(), 201)
+
+    def _move(self, draft_id: str, recorded: RecordedRequest) -> Reply:
+        draft = self.drafts[draft_id]
+        destination = json.loads(recorded.body)["destinationId"]
+        draft.folder = {"deleteditems": DELETED_FOLDER, "drafts": DRAFTS_FOLDER}.get(
+            destination, destination
+        )
+        return Reply.json(draft.json(), 201)
 
     def _patch(self, draft_id: str, recorded: RecordedRequest) -> Reply:
         draft = self.drafts[draft_id]

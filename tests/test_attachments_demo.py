@@ -15,7 +15,7 @@ SCAN = "Site survey – raw scan.png"
 
 
 async def drive_item(tools: Any, name: str) -> dict[str, Any]:
-    listed = await tools.data("files_list", {"limit": 50})
+    listed = await tools.data("files_list", {"limit": 50, "detail": "full"})
     return next(item for item in rows(listed, "items") if item["name"] == name)
 
 

@@ -788,9 +788,22 @@ async def test_create_reply_reply_all_and_forward(
     )
     assert forward.json()["subject"].startswith("FW: ")
     both = await graph.post(
-        f"/me/messages/{original.immutable_id}/createReply", json={"comment": "a", "message": {}}
+        f"/me/messages/{original.immutable_id}/createReply",
+        json={"comment": "a", "message": {"body": {"contentType": "text", "content": "b"}}},
     )
     await error_of(both, 400, "ErrorInvalidRequest")
+    for endpoint in ("createReply", "createForward"):  # Graph refuses only comment + body
+        with_recipients = await graph.post(
+            f"/me/messages/{original.immutable_id}/{endpoint}",
+            json={
+                "comment": "See below.",
+                "message": {"toRecipients": [{"emailAddress": {"address": "lee@contoso.com"}}]},
+            },
+        )
+        assert with_recipients.status_code == 201, with_recipients.text
+        made = with_recipients.json()
+        assert [r["emailAddress"]["address"] for r in made["toRecipients"]] == ["lee@contoso.com"]
+        assert "See below." in made["body"]["content"]
 
 
 async def test_reply_quotes_the_sent_time_in_the_preferred_time_zone(

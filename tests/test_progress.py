@@ -20,8 +20,8 @@ from loopback import LoopbackServer, Reply
 from mcp_schemas import assert_valid
 from test_runtime import CloggedStdout, tool
 
+import mfconnector.demo_documents as docbuild
 from mfconnector.auth import StaticTokenProvider
-from mfconnector.emulator import docbuild
 from mfconnector.graph.client import GraphClient
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.progress import Outgoing, ProgressReporter, ProgressSlot

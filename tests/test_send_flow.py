@@ -98,6 +98,7 @@ async def test_the_preview_is_the_complete_message_with_its_digest(
             "size": len(PDF),
             "sha256": hashlib.sha256(PDF).hexdigest(),
             "inline": False,
+            "content_id": "",
         }
     ]
     assert len(prepared["prepared_id"]) == 32 and prepared["status"] == "prepared"

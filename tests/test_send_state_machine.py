@@ -70,6 +70,9 @@ class SendMachine(RuleBasedStateMachine):
         self.prepared: dict[str, dict[str, Any]] = {}
         """prepared_id -> digest, draft id and the draft's content when it was prepared."""
         self.sends_by_preparation: dict[str, int] = {}
+        self.behaviour = "ok"
+        self.deliverable_by_draft: dict[str, int] = {}
+        """Sends of each draft that Graph did not refuse (so may have gone out)."""
 
     def clock(self) -> float:
         return self.now
@@ -88,6 +91,8 @@ class SendMachine(RuleBasedStateMachine):
         new = len(self.mailbox.sent) - before
         self.sends_by_preparation[prepared_id] = self.sends_by_preparation.get(prepared_id, 0) + new
         for draft_id, content in self.mailbox.sent[before:]:
+            if self.behaviour != "refused":
+                self.deliverable_by_draft[draft_id] = self.deliverable_by_draft.get(draft_id, 0) + 1
             expected = self.prepared[prepared_id]
             assert draft_id == expected["draft_id"]
             assert content == expected["content"], "sent a message other than the prepared one"
@@ -95,6 +100,7 @@ class SendMachine(RuleBasedStateMachine):
     @initialize()
     def start(self) -> None:
         self.mailbox.send_reply = None
+        self.behaviour = "ok"
 
     @rule(target=preparations, index=st.integers(0, DRAFTS - 1))
     def prepare(self, index: int) -> Any:
@@ -150,6 +156,7 @@ class SendMachine(RuleBasedStateMachine):
     @rule(behaviour=st.sampled_from(sorted(SEND_BEHAVIOURS)))
     def graph_behaves(self, behaviour: str) -> None:
         self.mailbox.send_reply = SEND_BEHAVIOURS[behaviour]
+        self.behaviour = behaviour
 
     @rule(seconds=st.sampled_from([60, 600, FAST.preparation_seconds]))
     def time_passes(self, seconds: int) -> None:
@@ -181,6 +188,12 @@ class SendMachine(RuleBasedStateMachine):
     @invariant()
     def never_sent_twice(self) -> None:
         assert all(count <= 1 for count in self.sends_by_preparation.values())
+
+    @invariant()
+    def no_draft_goes_out_twice(self) -> None:
+        """Per message, not only per preparation (issue 17): only a send Graph refused
+        leaves the draft to be prepared and sent again."""
+        assert all(count <= 1 for count in self.deliverable_by_draft.values())
 
 
 DEAD_PID = dead_pid() if os.name == "posix" else 0

@@ -16,7 +16,7 @@ import pytest
 from acting import ACCOUNT, FAST, acting_session
 from loopback import LoopbackServer, Reply
 
-from mfconnector.writes.store import Preparation, SendStore, StateStoreError
+from mfconnector.writes.store import APPLICATION_ID, Preparation, SendStore, StateStoreError
 
 DIGEST = "a" * 64
 
@@ -34,7 +34,7 @@ def preparation(prepared_id: str, created: float) -> Preparation:
         prepared_id=prepared_id,
         account=ACCOUNT,
         mailbox="/me",
-        draft_id="draft",
+        draft_id=f"draft-{prepared_id}",
         digest=DIGEST,
         summary={"to": ["megan@contoso.com"], "subject": "s"},
         created_at=created,
@@ -147,6 +147,7 @@ async def test_an_unusable_file_is_named_and_reads_keep_working(
     path = tmp_path / "state.sqlite3"
     if content is None:
         with sqlite3.connect(path) as db:
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute("PRAGMA user_version = 99")
     else:
         path.write_bytes(content)

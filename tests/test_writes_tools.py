@@ -200,6 +200,7 @@ async def test_copy_move_and_trash_send_the_destination(graph: LoopbackServer) -
     moved = {"id": MESSAGE, "parentFolderId": FOLDER, "subject": "s"}
     graph.route("POST", f"{BASE}/messages/{MESSAGE}/copy", Reply.json(moved, 201))
     graph.route("POST", f"{BASE}/messages/{MESSAGE}/move", Reply.json(moved, 201))
+    graph.route("GET", f"{BASE}/mailFolders/{FOLDER}", Reply.json({"id": FOLDER}))
     async with acting_session(graph) as tools:
         copied = await tools.ok(
             "mail_create", {"action": "copy", "message_id": MESSAGE, "destination": FOLDER}
@@ -210,7 +211,7 @@ async def test_copy_move_and_trash_send_the_destination(graph: LoopbackServer) -
         )
         trashed = await tools.ok("mail_modify", {"action": "trash", "message_id": MESSAGE})
         assert trashed == {"trashed": moved}
-    assert [json.loads(r.body) for r in graph.requests] == [
+    assert [json.loads(r.body) for r in graph.requests if r.method == "POST"] == [
         {"destinationId": FOLDER},
         {"destinationId": "archive"},
         {"destinationId": "deleteditems"},
@@ -337,6 +338,8 @@ async def test_rename_refuses_well_known_folders_by_name_and_by_id(
 ) -> None:
     inbox_id = outlook_id("inbox")
     graph.route("GET", f"{BASE}/mailFolders/inbox", Reply.json({"id": inbox_id}))
+    graph.route("GET", f"{BASE}/mailFolders/{inbox_id}", Reply.json({"id": inbox_id}))
+    graph.route("GET", f"{BASE}/mailFolders/{FOLDER}", Reply.json({"id": FOLDER}))
     graph.route("PATCH", f"{BASE}/mailFolders/{FOLDER}", Reply.json({"id": FOLDER}))
     async with acting_session(graph) as tools:
         by_name = await tools.fail(
@@ -350,7 +353,7 @@ async def test_rename_refuses_well_known_folders_by_name_and_by_id(
         await tools.ok("mail_modify", {"action": "rename", "folder_id": FOLDER, "name": "Taxes"})
     assert by_name["error_code"] == by_id["error_code"] == "unsupported_operation"
     assert all(r.method == "GET" for r in graph.requests[:lookups])
-    assert len(graph.requests) == lookups + 1, "well-known ids are looked up once"
+    assert len(graph.requests) == lookups + 2, "well-known ids are looked up once"
     assert json.loads(graph.requests[-1].body) == {"displayName": "Taxes"}
 
 

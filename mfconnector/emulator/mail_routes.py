@@ -509,13 +509,34 @@ def get_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Messa
         "@odata.context": _context(mailbox, "messages/$entity"),
         **render_message(message, call, options.select),
     }
-    expand = _attachment_expand(options.expand)
-    if expand is not False:
-        body["attachments"] = [_attachment_json(a, expand) for a in message.attachments]
+    wanted = _extended_expand(options.expand)
+    if wanted is not None:
+        body["singleValueExtendedProperties"] = [
+            {"id": key, "value": value} for key, value in message.extended.items() if key in wanted
+        ]
+    else:
+        expand = _attachment_expand(options.expand)
+        if expand is not False:
+            body["attachments"] = [_attachment_json(a, expand) for a in message.attachments]
     headers = {}
     if call.prefer.text_body:
         headers["Preference-Applied"] = 'outlook.body-content-type="text"'
     return _answer(200, body, **headers)
+
+
+def _extended_expand(value: str | None) -> set[str] | None:
+    """The ids named by ``singleValueExtendedProperties($filter=id eq 'a' or id eq 'b')``:
+    Graph returns extended properties only when each is named this way."""
+    match = re.fullmatch(r"singleValueExtendedProperties\(\$filter=(.*)\)", (value or "").strip())
+    if match is None:
+        return None
+    terms = [term.strip() for term in re.split(r"\s+or\s+", match.group(1))]
+    named = [re.fullmatch(r"id eq '([^']{1,200})'", term) for term in terms]
+    if not all(named):
+        raise GraphHttpError(
+            400, "BadRequest", "Only 'id eq' filters are supported on extended properties."
+        )
+    return {m.group(1) for m in named if m is not None}
 
 
 def _attachment_expand(value: str | None) -> list[str] | Literal[False] | None:

@@ -173,6 +173,15 @@ def _apply(message: Message, changes: dict[str, Any], *, creating: bool) -> None
             if not isinstance(value, str):
                 raise GraphHttpError(400, "BadRequest", "internetMessageId must be a string.")
             message.internet_message_id = value
+        elif key == "singleValueExtendedProperties":
+            for item in value if isinstance(value, list) else [None]:
+                if not isinstance(item, dict) or not all(
+                    isinstance(item.get(k), str) for k in ("id", "value")
+                ):
+                    raise GraphHttpError(
+                        400, "BadRequest", "Each extended property needs a string id and value."
+                    )
+                message.extended[item["id"]] = item["value"]
         elif key == "attachments" and creating:
             pass  # handled by the caller
         elif key.startswith("@odata"):
@@ -408,12 +417,12 @@ def _respond(
     emulator: Emulator, call: Call, mailbox: Mailbox, original: Message, kind: str
 ) -> Message:
     body = call.json_body()
-    if "comment" in body and "message" in body:
-        raise GraphHttpError(
-            400, "ErrorInvalidRequest", "Specify either comment or message, not both."
-        )
     message_value = body.get("message")
     extra: dict[str, Any] = message_value if isinstance(message_value, dict) else {}
+    if "comment" in body and "body" in extra:  # Graph: a comment or message.body, not both
+        raise GraphHttpError(
+            400, "ErrorInvalidRequest", "Specify either comment or message.body, not both."
+        )
     if kind == "createForward" and "toRecipients" in body and "toRecipients" in extra:
         raise GraphHttpError(
             400, "ErrorInvalidRequest", "Specify toRecipients or message.toRecipients, not both."

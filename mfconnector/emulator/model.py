@@ -154,6 +154,8 @@ class Message:
     keeps_html: bool = False
     """Answered as HTML even when text is preferred: Graph honours
     ``Prefer: outlook.body-content-type="text"`` most of the time, not always."""
+    extended: dict[str, str] = field(default_factory=dict)
+    """singleValueExtendedProperties by id (``"SystemTime 0x3FEF"``), as set by a write."""
     created: datetime | None = None
     modified: datetime | None = None
     generation: int = 0

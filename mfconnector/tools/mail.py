@@ -351,8 +351,7 @@ MAIL_LIST = Tool(
     description=(
         "Messages in a folder (id, well-known name or path; default inbox), newest first, "
         "no bodies; filters; triage: unread/flagged with page counts; thread_of: a "
-        "message's conversation across folders, oldest first. Times in the mailbox's zone. "
-        f"{UNTRUSTED}"
+        f"message's conversation across folders, oldest first. {UNTRUSTED}"
     ),
     input_schema=input_schema(
         {

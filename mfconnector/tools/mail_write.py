@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mfconnector.elicitation import Question
-from mfconnector.errors import GraphError, ToolError
+from mfconnector.errors import ToolError
 from mfconnector.graph.urls import quote_segment
 from mfconnector.limits import Limits
 from mfconnector.tools.acting import (
@@ -29,9 +29,9 @@ from mfconnector.tools.attachment_sources import (
 )
 from mfconnector.tools.base import Tool, ToolContext
 from mfconnector.tools.common import input_schema
-from mfconnector.tools.mailbox import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS
 from mfconnector.writes.confirm import confirm_with_person, delete_question
 from mfconnector.writes.errors import WriteError, as_write_error
+from mfconnector.writes.folder_policy import WELL_KNOWN, check_destination, check_renamable
 from mfconnector.writes.message import (
     PREFER_IDS,
     freeze_unchanged_draft,
@@ -175,7 +175,9 @@ async def create_folder(
     name = _display_name(arguments["name"], "name", ctx.limits)
     path = f"{_user(ctx)}/mailFolders"
     if "parent" in arguments:
-        parent = await folder_argument(ctx, arguments["parent"], "parent")
+        parent = await check_destination(
+            ctx, setup, await folder_argument(ctx, arguments["parent"], "parent"), "parent"
+        )
         path += f"/{quote_segment(parent)}/childFolders"
     created = await write(ctx, progress, "POST", path, {"displayName": name})
     return {"created": _pick(created, "id", "displayName", "parentFolderId")}
@@ -184,8 +186,13 @@ async def create_folder(
 async def copy_message(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
+    destination = await check_destination(
+        ctx,
+        setup,
+        await folder_argument(ctx, arguments["destination"], "destination"),
+        "destination",
+    )
     path = f"{_message_path(ctx, arguments['message_id'])}/copy"
-    destination = await folder_argument(ctx, arguments["destination"], "destination")
     copied = await write(ctx, progress, "POST", path, {"destinationId": destination})
     return {"copied": _pick(copied, "id", "parentFolderId", "subject")}
 
@@ -363,8 +370,13 @@ async def set_flags(
 async def move_message(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
+    destination = await check_destination(
+        ctx,
+        setup,
+        await folder_argument(ctx, arguments["destination"], "destination"),
+        "destination",
+    )
     path = f"{_message_path(ctx, arguments['message_id'])}/move"
-    destination = await folder_argument(ctx, arguments["destination"], "destination")
     moved = await write(ctx, progress, "POST", path, {"destinationId": destination})
     return {"moved": _pick(moved, "id", "parentFolderId", "subject")}
 
@@ -377,41 +389,14 @@ async def trash_message(
     return {"trashed": _pick(moved, "id", "parentFolderId", "subject")}
 
 
-async def _well_known_ids(ctx: ToolContext, setup: WriteSetup) -> set[str]:
-    """The ids behind the common well-known names (looked up once per process)."""
-    graph = await ctx.graph()
-    for name in WELL_KNOWN_FOLDERS:
-        if name in setup.well_known_folder_ids:
-            continue
-        try:
-            answer = await graph.get_json(
-                f"{_user(ctx)}/mailFolders/{name}", query={"$select": "id"}, headers=PREFER_IDS
-            )
-        except GraphError as error:
-            if error.status != 404:
-                raise  # unsure which folder this is: rename nothing
-            setup.well_known_folder_ids[name] = ""  # a mailbox without an archive folder
-            continue
-        if isinstance(answer.body, dict) and isinstance(answer.body.get("id"), str):
-            setup.well_known_folder_ids[name] = answer.body["id"]
-    return {i for i in setup.well_known_folder_ids.values() if i}
-
-
 async def rename_folder(
     ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
 ) -> dict[str, Any]:
     folder = arguments["folder_id"]
-    refusal = WriteError(
-        "unsupported_operation",
-        f"{folder[:60]!r} is a well-known folder; its name is the mailbox's own",
-        hint="rename a folder you created (ids from mail_folders)",
-    )
-    if folder.lower() in GRAPH_WELL_KNOWN_FOLDERS:
-        raise refusal
-    check_id(folder, "folder_id")
+    if folder.strip().lower() not in WELL_KNOWN:
+        check_id(folder, "folder_id")
     name = _display_name(arguments["name"], "name", ctx.limits)
-    if folder in await _well_known_ids(ctx, setup):
-        raise refusal
+    await check_renamable(ctx, setup, folder)
     path = f"{_user(ctx)}/mailFolders/{quote_segment(folder)}"
     renamed = await write(ctx, progress, "PATCH", path, {"displayName": name})
     return {"renamed": _pick(renamed, "id", "displayName", "parentFolderId")}

@@ -1,10 +1,15 @@
 """The complete outgoing message, frozen from a draft, and its SHA-256 digest.
 
-Freezing reads the draft as Graph holds it (sender, To, Cc, Bcc, Reply-To, subject, the
-body exactly as stored, every attachment's name, type, size and SHA-256 of its bytes).
+Freezing reads the draft as Graph holds it: everything that changes what recipients get
+or how it threads (from, sender, To, Cc, Bcc, Reply-To, subject, the body exactly as
+stored, importance, categories, internetMessageId, the read and delivery receipt
+requests, the internet headers, the conversation, the extended properties named in
+``EXTENDED_PROPERTIES``, and every attachment's name, type, content id, size and SHA-256
+of its bytes). Graph returns extended properties only when each is named, so those that
+change delivery, sensitivity or threading are named here.
 The digest is SHA-256 over a canonical encoding of that record::
 
-    b"mfconnector-message-v1\\n" + JSON(record, keys sorted, no spaces, UTF-8)
+    b"mfconnector-message-v2\\n" + JSON(record, keys sorted, no spaces, UTF-8)
 
 The same function serves the draft read (``source_digest``), ``revise_draft``,
 ``mail_prepare`` and the re-read before a confirmed send, so one digest names one message
@@ -27,21 +32,37 @@ from mfconnector.writes.outgoing import record_warnings
 __all__ = [
     "DIGEST_PREFIX",
     "DRAFT_SELECT",
+    "EXTENDED_PROPERTIES",
     "PREFER_IDS",
     "FrozenMessage",
+    "check_sendable",
     "digest_of",
     "freeze_draft",
     "preview",
     "recipients",
 ]
 
-DIGEST_PREFIX = b"mfconnector-message-v1\n"
+DIGEST_PREFIX = b"mfconnector-message-v2\n"
 PREFER_IDS = {"Prefer": 'IdType="ImmutableId"'}
 DRAFT_SELECT = (
     "id,isDraft,subject,body,from,sender,toRecipients,ccRecipients,bccRecipients,replyTo,"
-    "changeKey,parentFolderId,conversationId"
+    "changeKey,parentFolderId,conversationId,importance,categories,internetMessageId,"
+    "isReadReceiptRequested,isDeliveryReceiptRequested,internetMessageHeaders"
 )
-ATTACHMENT_SELECT = "id,name,contentType,size,isInline"
+EXTENDED_PROPERTIES = (
+    "SystemTime 0x3FEF",  # PidTagDeferredSendTime: delivery held until then
+    "SystemTime 0x0015",  # PidTagExpiryTime
+    "Integer 0x0036",  # PidTagSensitivity: personal, private, confidential
+    "String 0x1042",  # PidTagInReplyToId: threading
+    "String 0x1039",  # PidTagInternetReferences: threading
+)
+"""MAPI properties (MS-OXPROPS) that change a sent message and have no Graph property."""
+EXTENDED_EXPAND = (
+    "singleValueExtendedProperties($filter="
+    + " or ".join(f"id eq '{name}'" for name in EXTENDED_PROPERTIES)
+    + ")"
+)
+ATTACHMENT_SELECT = "id,name,contentType,size,isInline,contentId"
 FILE_ATTACHMENT = "#microsoft.graph.fileAttachment"
 
 
@@ -51,6 +72,8 @@ class FrozenMessage:
 
     record: dict[str, Any]
     digest: str
+    folder_id: str = ""
+    """The folder the draft is in (``parentFolderId``); not part of the digest."""
 
     @property
     def draft_id(self) -> str:
@@ -114,7 +137,9 @@ async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
     """Read a draft completely and freeze it; refuses what is not a draft."""
     graph = await ctx.graph()
     path = f"{_user(ctx)}/messages/{quote_segment(draft_id)}"
-    answer = await graph.get_json(path, query={"$select": DRAFT_SELECT}, headers=PREFER_IDS)
+    answer = await graph.get_json(
+        path, query={"$select": DRAFT_SELECT, "$expand": EXTENDED_EXPAND}, headers=PREFER_IDS
+    )
     raw = answer.body if isinstance(answer.body, dict) else {}
     if raw.get("isDraft") is not True:
         raise WriteError(
@@ -154,6 +179,7 @@ async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
                 "size": size,
                 "sha256": sha256,
                 "inline": bool(item.get("isInline")),
+                "content_id": str(item.get("contentId") or ""),
             }
         )
     stored = raw.get("body")
@@ -172,8 +198,58 @@ async def freeze_draft(ctx: ToolContext, draft_id: str) -> FrozenMessage:
             "content": str(body.get("content") or ""),
         },
         "attachments": attachments,
+        **_delivery(raw),
     }
-    return FrozenMessage(record, digest_of(record))
+    folder = str(raw.get("parentFolderId") or "")
+    return FrozenMessage(record, digest_of(record), folder)
+
+
+def _delivery(raw: dict[str, Any]) -> dict[str, Any]:
+    """What else changes the sent message or its thread, as Graph holds it."""
+    categories = raw.get("categories")
+    headers = raw.get("internetMessageHeaders")
+    extended = raw.get("singleValueExtendedProperties")
+    return {
+        "sender": _address(raw.get("sender")),
+        "importance": str(raw.get("importance") or "normal").lower(),
+        "categories": sorted(str(c) for c in categories) if isinstance(categories, list) else [],
+        "internet_message_id": str(raw.get("internetMessageId") or ""),
+        "read_receipt": raw.get("isReadReceiptRequested") is True,
+        "delivery_receipt": raw.get("isDeliveryReceiptRequested") is True,
+        "headers": [
+            [str(h.get("name", "")), str(h.get("value", ""))]
+            for h in (headers if isinstance(headers, list) else [])
+            if isinstance(h, dict)
+        ],
+        "conversation_id": str(raw.get("conversationId") or ""),
+        "extended": sorted(
+            [str(p.get("id", "")), str(p.get("value", ""))]
+            for p in (extended if isinstance(extended, list) else [])
+            if isinstance(p, dict)
+        ),
+    }
+
+
+def check_sendable(ctx: ToolContext, frozen: FrozenMessage) -> None:
+    """The limits of a message sent from here hold for every draft, however it was written."""
+    record, limits = frozen.record, ctx.limits
+    count = len(record["to"]) + len(record["cc"]) + len(record["bcc"])
+    if count > limits.draft_recipients:
+        raise WriteError(
+            "unsupported_operation",
+            f"the draft has {count} recipients; at most {limits.draft_recipients} in To, Cc "
+            "and Bcc together are sent from here, so nothing was prepared",
+            hint="send it to a distribution list, or from Outlook",
+        )
+    total = sum(a["size"] for a in record["attachments"])
+    if total > limits.draft_attachment_total_bytes:
+        raise WriteError(
+            "unsupported_operation",
+            f"the draft's attachments hold {total:,} bytes; at most "
+            f"{limits.draft_attachment_total_bytes:,} are sent from here, so nothing was "
+            "prepared",
+            hint="share a link to the file instead",
+        )
 
 
 async def attachment_digest(ctx: ToolContext, value_path: str, name: str) -> tuple[int, str]:

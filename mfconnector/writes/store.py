@@ -6,10 +6,20 @@ racing on one preparation exactly one moves it from ``prepared`` to ``sending``;
 reads the claim and sends nothing. A claim whose process died before recording an outcome
 reads ``unknown`` afterwards and is never sent again.
 
-States: ``prepared`` -> ``sending`` -> ``sent`` | ``verified`` | ``rejected`` | ``unknown``.
+States: ``prepared`` -> ``sending`` -> ``sent`` | ``verified`` | ``rejected`` | ``unknown``;
+a preparation nobody sent ends ``cancelled`` or ``replaced`` (by a newer one of its draft).
 
-The file is WAL, mode 0600, in the user's state directory. A corrupt file or one from a
-newer version is a ``StateStoreError`` that names the file; nothing here deletes it.
+One draft has at most one live preparation: ``save`` runs in the same kind of transaction
+and answers with the preparation already live for the draft (same content), replaces a
+``prepared`` one whose content changed, and never adds one beside a claim, a send or an
+unknown outcome. So two preparations of one message can never both be sent.
+
+The file is WAL, mode 0600, in a private state directory (0700, refused when others can
+write it). It is opened without following links and must carry our SQLite application id
+(or be empty, or be a 0.2 file): another program's database is refused and left as it was.
+A corrupt file or one from a newer version is a ``StateStoreError`` that names the file;
+nothing here deletes it. The same file keeps the audit trail of acting calls
+(``writes.audit``) for the outcome retention period.
 Every method blocks: the tools call them through ``trio.to_thread`` (``AsyncSendStore``).
 """
 
@@ -23,6 +33,7 @@ import os
 import secrets
 import socket
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,8 +47,10 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
     "FINAL_STATES",
+    "LIVE_STATES",
     "SCHEMA_VERSION",
     "STATE_FILE_NAME",
+    "UNSENT_STATES",
     "AsyncSendStore",
     "Claim",
     "Preparation",
@@ -45,9 +58,15 @@ __all__ = [
     "StateStoreError",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+APPLICATION_ID = 0x6D66636E
+"""``PRAGMA application_id`` of our state files ("mfcn"), so a foreign database is refused."""
 STATE_FILE_NAME = "state.sqlite3"
 FINAL_STATES = frozenset({"sent", "verified", "rejected", "unknown"})
+UNSENT_STATES = frozenset({"cancelled", "replaced"})
+"""Ended without a send request: the draft may be prepared again."""
+LIVE_STATES = ("prepared", "sending", "sent", "verified", "unknown")
+"""States that keep a draft from being prepared a second time (``prepared`` until expiry)."""
 INTERRUPTED = (
     "the process that claimed this send stopped before recording an outcome: "
     "it may or may not have been sent"
@@ -70,6 +89,16 @@ CREATE TABLE IF NOT EXISTS preparations (
     finished_at REAL
 )
 """
+_SCHEMA_V2 = (
+    "CREATE INDEX IF NOT EXISTS preparations_by_draft ON preparations (account, mailbox, draft_id)",
+    """CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    account TEXT NOT NULL,
+    mailbox TEXT NOT NULL,
+    entry TEXT NOT NULL
+)""",
+)
 _COLUMNS = (
     "prepared_id, account, mailbox, draft_id, digest, summary, created_at, expires_at, "
     "state, claimed_by, claimed_at, outcome, finished_at"
@@ -79,7 +108,7 @@ _COLUMNS = (
 class StateStoreError(Exception):
     """The state file cannot be used; the message names it and says what to do."""
 
-    def __init__(self, message: str, *, hint: str) -> None:
+    def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
@@ -151,6 +180,8 @@ class SendStore:
         self._connection: sqlite3.Connection | None = None
         self.instance = f"{socket.gethostname()}|{os.getpid()}|{secrets.token_hex(4)}"
         self._in_flight: set[str] = set()
+        self._unrecorded: dict[str, tuple[str, dict[str, Any]]] = {}
+        """Outcomes ``finish`` could not write; written by the next look at their claim."""
 
     @property
     def location(self) -> str:
@@ -184,6 +215,8 @@ class SendStore:
             raise self._broken(f"cannot be opened ({exc})") from None
         try:
             self._prepare_schema(connection)
+            if self.path is not None:
+                self._make_private(self.path)
         except StateStoreError:
             connection.close()
             raise
@@ -193,18 +226,117 @@ class SendStore:
         self._connection = connection
         return connection
 
+    def _refuse(self, what: str, hint: str) -> StateStoreError:
+        return StateStoreError(f"the state file {self.location} {what}", hint=hint)
+
+    def _private_directory(self, directory: Path) -> None:
+        """Create the directory 0700; refuse one another user owns or others can write."""
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.stat(directory)
+        if not stat.S_ISDIR(info.st_mode):
+            raise self._refuse("is not in a directory", "pass a directory as --state-dir")
+        if os.name != "posix":
+            return
+        if info.st_uid != os.getuid():
+            raise self._refuse(
+                f"is in {directory}, which belongs to another user",
+                "pass a --state-dir of your own",
+            )
+        if info.st_mode & 0o022:
+            raise self._refuse(
+                f"is in {directory}, which others can write (mode "
+                f"{stat.S_IMODE(info.st_mode):o}): they could swap the file",
+                f"run `chmod 700 {directory}`, or pass a private --state-dir",
+            )
+
     def _create_private(self, path: Path) -> None:
+        """Create the file 0600 if it is new; refuse a link or another user's file.
+
+        An existing file is only looked at (``lstat``), never opened here: closing a
+        descriptor would drop the POSIX locks another connection of this process holds.
+        """
+        link = "is a symbolic link; it is never followed"
         try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-            os.close(fd)
-            if os.name == "posix":
-                os.chmod(path, 0o600)
+            self._private_directory(path.parent)
+            for sidecar in ("-wal", "-shm", "-journal"):
+                if os.path.islink(f"{path}{sidecar}"):
+                    raise self._refuse(
+                        f"has a symbolic link beside it ({path.name}{sidecar})",
+                        "remove the link; nothing was written",
+                    )
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                flags = os.O_CREAT | os.O_EXCL | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
+                try:
+                    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
+                except FileExistsError:
+                    info = os.lstat(path)  # another process created it just now
+                else:
+                    if os.name == "posix":
+                        os.fchmod(fd, 0o600)
+                    os.close(fd)  # a new, empty file: nobody holds a lock on it yet
+                    return
+            if stat.S_ISLNK(info.st_mode):
+                raise self._refuse(link, "point --state-dir at the real directory")
+            if not stat.S_ISREG(info.st_mode):
+                raise self._refuse("is not a regular file", "move it aside")
+            if os.name == "posix" and info.st_uid != os.getuid():
+                raise self._refuse("belongs to another user", "pass your own --state-dir")
+            if os.name == "posix" and info.st_nlink > 1:
+                raise self._refuse("has another name (a hard link)", "pass a fresh --state-dir")
         except OSError as exc:
             raise self._broken(f"cannot be created ({exc.strerror or exc})") from None
 
+    def _make_private(self, path: Path) -> None:
+        """0600 on our own file and its sidecars, by path, never through a link.
+
+        Never by opening them: closing any descriptor of a file drops every POSIX lock
+        this process holds on it, SQLite's own included (a shared-memory file whose lock
+        is lost gets re-initialised under another process: SIGBUS). The directory is
+        private and ours, so nobody else can swap a name for a link meanwhile.
+        """
+        if os.name != "posix":
+            return
+        for name in (str(path), f"{path}-wal", f"{path}-shm"):
+            try:
+                info = os.lstat(name)
+                if stat.S_ISLNK(info.st_mode):
+                    raise self._refuse(
+                        f"has a symbolic link beside it ({Path(name).name})",
+                        "remove the link; nothing was written",
+                    )
+                if stat.S_IMODE(info.st_mode) != 0o600:
+                    os.chmod(name, 0o600)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise self._broken(f"cannot be made private ({exc.strerror or exc})") from None
+
+    def _check_ours(self, connection: sqlite3.Connection) -> int:
+        """The schema version of a file that is ours (or empty); a foreign one is refused."""
+        connection.execute("BEGIN")  # one snapshot: another process may be creating it
+        try:
+            application = int(connection.execute("PRAGMA application_id").fetchone()[0])
+            version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+            tables = {
+                str(row[0])
+                for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        finally:
+            connection.execute("COMMIT")
+        fresh = application == 0 and version == 0 and not tables
+        ours_v1 = application == 0 and version == 1 and tables == {"preparations"}
+        if application != APPLICATION_ID and not (fresh or ours_v1):
+            raise StateStoreError(
+                f"the state file {self.location} is another program's SQLite database "
+                f"(application id {application}); nothing in it was changed",
+                hint="pass a --state-dir of mfconnector's own",
+            )
+        return version
+
     def _prepare_schema(self, connection: sqlite3.Connection) -> None:
-        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        version = self._check_ours(connection)
         if version > SCHEMA_VERSION:
             raise self._broken(
                 f"was written by a newer mfconnector (schema {version}; this version "
@@ -218,6 +350,9 @@ class SendStore:
             connection.execute("BEGIN IMMEDIATE")
             try:
                 connection.execute(_SCHEMA)
+                for statement in _SCHEMA_V2:
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 connection.execute("COMMIT")
             except BaseException:
@@ -260,11 +395,27 @@ class SendStore:
 
     # --- operations ------------------------------------------------------------------
 
-    def save(self, preparation: Preparation) -> None:
-        """Store a new preparation; purge expired ones and outcomes past retention."""
+    def save(self, preparation: Preparation) -> Preparation:
+        """Store a new preparation unless its draft has a live one; return the live one.
+
+        Same draft, same digest, still ``prepared``: the earlier preparation is the answer
+        (its ``prepared_id``). Same draft, changed content: the earlier one becomes
+        ``replaced`` and the new one is stored. A claim, a send or an unknown outcome of
+        the draft is returned as it is and nothing is stored. Expired preparations and
+        outcomes past retention are purged first.
+        """
         now = self._clock()
         with self._transaction() as db:
             self._purge(db, now)
+            live = self._live_for_draft(db, preparation, now)
+            if live is not None:
+                if live.state != "prepared" or hmac.compare_digest(live.digest, preparation.digest):
+                    return live
+                db.execute(
+                    "UPDATE preparations SET state = 'replaced', outcome = ?, finished_at = ? "
+                    "WHERE prepared_id = ? AND state = 'prepared'",
+                    (json.dumps({"replaced_by": preparation.prepared_id}), now, live.prepared_id),
+                )
             db.execute(
                 f"INSERT INTO preparations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
@@ -283,14 +434,77 @@ class SendStore:
                     None,
                 ),
             )
+            return preparation
+
+    def _live_for_draft(
+        self, db: sqlite3.Connection, preparation: Preparation, now: float
+    ) -> Preparation | None:
+        marks = ",".join("?" for _ in LIVE_STATES)
+        rows = db.execute(
+            f"SELECT {_COLUMNS} FROM preparations WHERE account = ? AND mailbox = ? AND "
+            f"draft_id = ? AND state IN ({marks}) ORDER BY created_at",
+            (preparation.account, preparation.mailbox, preparation.draft_id, *LIVE_STATES),
+        ).fetchall()
+        for row in rows:
+            record = self._settle_orphan(db, _row(row), now)
+            if record.state != "prepared" or now < record.expires_at:
+                return record
+        return None
+
+    def cancel(self, prepared_id: str, account: str, mailbox: str) -> Preparation | None:
+        """``prepared`` -> ``cancelled`` (nothing sent); any other state is returned as is."""
+        now = self._clock()
+        with self._transaction() as db:
+            record = self._select(db, prepared_id, account, mailbox)
+            if record is None:
+                return None
+            record = self._settle_orphan(db, record, now)
+            if record.state != "prepared":
+                return record
+            outcome = {"reason": "cancelled before it was confirmed; nothing was sent"}
+            db.execute(
+                "UPDATE preparations SET state = 'cancelled', outcome = ?, finished_at = ? "
+                "WHERE prepared_id = ? AND state = 'prepared'",
+                (json.dumps(outcome), now, prepared_id),
+            )
+            return dataclasses.replace(record, state="cancelled", outcome=outcome, finished_at=now)
 
     def _purge(self, db: sqlite3.Connection, now: float) -> None:
         db.execute("DELETE FROM preparations WHERE state = 'prepared' AND expires_at < ?", (now,))
+        horizon = now - self._limits.outcome_retention_seconds
         db.execute(
             "DELETE FROM preparations WHERE state != 'prepared' AND "
             "COALESCE(finished_at, claimed_at, created_at) < ?",
-            (now - self._limits.outcome_retention_seconds,),
+            (horizon,),
         )
+        db.execute("DELETE FROM audit WHERE at < ?", (horizon,))
+
+    def record(self, account: str, mailbox: str, entry: dict[str, Any]) -> None:
+        """Keep one audit entry (an acting call and its outcome) for the retention period."""
+        now = self._clock()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO audit (at, account, mailbox, entry) VALUES (?,?,?,?)",
+                (now, account, mailbox, json.dumps(entry, ensure_ascii=False)),
+            )
+            # the oldest few past retention go with each new one: bounded work, no scan
+            db.execute(
+                "DELETE FROM audit WHERE seq IN (SELECT seq FROM audit ORDER BY seq LIMIT 8) "
+                "AND at < ?",
+                (now - self._limits.outcome_retention_seconds,),
+            )
+
+    def recent(self, account: str, mailbox: str, limit: int) -> list[dict[str, Any]]:
+        """The newest audit entries of this account and mailbox, newest first."""
+        now = self._clock()
+        horizon = now - self._limits.outcome_retention_seconds
+        with self._transaction(immediate=False) as db:
+            rows = db.execute(
+                "SELECT at, entry FROM audit WHERE account = ? AND mailbox = ? AND at >= ? "
+                "ORDER BY seq DESC LIMIT ?",
+                (account, mailbox, horizon, limit),
+            ).fetchall()
+        return [{"at": float(at), **json.loads(entry)} for at, entry in rows]
 
     def _select(
         self, db: sqlite3.Connection, prepared_id: str, account: str, mailbox: str
@@ -317,13 +531,16 @@ class SendStore:
         stale = now - (record.claimed_at or now) > self._limits.claim_orphan_seconds
         if not (ours or stale or _pid_gone(record.claimed_by)):
             return record
-        outcome = {"status": "unknown", "reason": INTERRUPTED}
+        state, outcome = "unknown", {"status": "unknown", "reason": INTERRUPTED}
+        if ours and record.prepared_id in self._unrecorded:
+            state, outcome = self._unrecorded[record.prepared_id]
         db.execute(
-            "UPDATE preparations SET state = 'unknown', outcome = ?, finished_at = ? "
+            "UPDATE preparations SET state = ?, outcome = ?, finished_at = ? "
             "WHERE prepared_id = ? AND state = 'sending'",
-            (json.dumps(outcome), now, record.prepared_id),
+            (state, json.dumps(outcome), now, record.prepared_id),
         )
-        return dataclasses.replace(record, state="unknown", outcome=outcome, finished_at=now)
+        self._unrecorded.pop(record.prepared_id, None)
+        return dataclasses.replace(record, state=state, outcome=outcome, finished_at=now)
 
     def get(self, prepared_id: str, account: str, mailbox: str) -> Preparation | None:
         """The preparation as this account and mailbox may see it, orphans settled."""
@@ -369,6 +586,9 @@ class SendStore:
                     "WHERE prepared_id = ? AND state = 'sending' AND claimed_by = ?",
                     (state, json.dumps(outcome), now, prepared_id, self.instance),
                 )
+        except StateStoreError:
+            self._unrecorded[prepared_id] = (state, outcome)
+            raise
         finally:
             self._in_flight.discard(prepared_id)
 
@@ -394,8 +614,23 @@ class AsyncSendStore:
     async def check(self) -> None:
         await self._run(self.store.check)
 
-    async def save(self, preparation: Preparation) -> None:
-        await self._run(self.store.save, preparation)
+    async def save(self, preparation: Preparation) -> Preparation:
+        result: Preparation = await self._run(self.store.save, preparation)
+        return result
+
+    async def cancel(self, prepared_id: str, account: str, mailbox: str) -> Preparation | None:
+        result: Preparation | None = await self._run(
+            self.store.cancel, prepared_id, account, mailbox
+        )
+        return result
+
+    async def record(self, account: str, mailbox: str, entry: dict[str, Any]) -> None:
+        with trio.CancelScope(shield=True):
+            await self._run(self.store.record, account, mailbox, entry)
+
+    async def recent(self, account: str, mailbox: str, limit: int) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = await self._run(self.store.recent, account, mailbox, limit)
+        return result
 
     async def get(self, prepared_id: str, account: str, mailbox: str) -> Preparation | None:
         result: Preparation | None = await self._run(self.store.get, prepared_id, account, mailbox)
