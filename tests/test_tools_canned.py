@@ -1096,8 +1096,10 @@ async def test_files_read_text_and_offset_continuation(era: str) -> None:
         first, sent = await client.requests_during("files_read", {"item_id": item["id"]})
         data = first["structuredContent"]
         assert data["content"]["returned"] is True
-        assert data["content"]["text"] == full[:BODY]
-        cut = len(full[:BODY].encode("utf-8"))
+        shown = data["content"]["text"]
+        # the window ends between words, at most BODY characters in
+        assert full.startswith(shown) and BODY - 60 < len(shown) <= BODY and shown[-1].isspace()
+        cut = len(shown.encode("utf-8"))
         total = len(full.encode("utf-8"))
         assert data["skipped"]["text"] == {
             "field": "content.text",
@@ -1107,7 +1109,7 @@ async def test_files_read_text_and_offset_continuation(era: str) -> None:
         }
         assert (data["content"]["fromByte"], data["content"]["toByte"]) == (0, cut)
         rest = await client.structured("files_read", {"item_id": item["id"], "offset": cut})
-    assert rest["content"]["text"] == full[BODY:]
+    assert rest["content"]["text"] == full[len(shown) :]
     assert rest["skipped"]["text"]["bytesBefore"] == cut
     assert "nextOffset" not in rest["skipped"]["text"]
     assert data["content"]["text"] + rest["content"]["text"] == full
@@ -1125,7 +1127,8 @@ async def test_files_read_by_path(era: str) -> None:
         )
     data = result["structuredContent"]
     assert data["item"]["id"] == item["id"]
-    assert data["content"]["text"] == full[:BODY]
+    shown = data["content"]["text"]
+    assert full.startswith(shown) and BODY - 60 < len(shown) <= BODY
     assert "/root:/Documents/Notes%20de%20r%C3%A9union%20%E2%80%93%20T%C5%8Dky%C5%8D.txt" in sent[0]
 
 
@@ -1155,13 +1158,18 @@ async def test_files_read_reaches_the_end_of_a_file_over_the_byte_cap(era: str) 
     assert log["size"] == len(full) > DEFAULT_LIMITS.graph_body_bytes
     assert first["isError"] is True
     data = first["structuredContent"]
-    assert data["content"]["text"] == full[:BODY].decode("ascii")
-    assert data["skipped"]["text"]["nextOffset"] == BODY
-    assert data["skipped"]["text"]["bytesAfter"] == log["size"] - BODY
-    assert tail["content"]["text"] == full[-BODY:].decode("ascii")
-    assert tail["content"]["fromByte"] == log["size"] - BODY
+    shown = data["content"]["text"]
+    assert full.startswith(shown.encode("ascii")) and BODY - 200 < len(shown) <= BODY
+    assert data["skipped"]["text"]["nextOffset"] == len(shown)
+    assert data["skipped"]["text"]["bytesAfter"] == log["size"] - len(shown)
+    # -BODY falls inside a word: the window starts at that word's first byte
+    start = tail["content"]["fromByte"]
+    assert (
+        log["size"] - BODY - 200 < start <= log["size"] - BODY and full[start - 1 : start].isspace()
+    )
+    assert tail["content"]["text"] == full[start:].decode("ascii")
     assert tail["content"]["toByte"] == tail["content"]["totalBytes"] == log["size"]
-    assert tail["skipped"]["text"]["bytesBefore"] == log["size"] - BODY
+    assert tail["skipped"]["text"]["bytesBefore"] == start
     assert "nextOffset" not in tail["skipped"]["text"], "the window ends at the end of the file"
 
 
