@@ -38,6 +38,11 @@ class Limits:
     """Most JSON values in one request line, object keys included, counted before parsing
     (one per ``{``, ``[``, ``,`` and ``:`` outside strings, plus one): what a line costs once
     parsed, not its bytes. A 1 MB line of ``[{},{},...]`` would be 24 MB of Python objects."""
+    request_integer_digits: int = 100
+    """Longest integer (digits, sign not counted) read anywhere in a request line; a longer
+    one is refused before it is converted (``-32602``, or ``-32600`` when it is the id).
+    Python's own bound (4,300 digits, ``sys.set_int_max_str_digits``) is process-wide and
+    answers in its own words; no id or argument needs more than 20 digits."""
     tool_arguments_bytes: int = 131_072
     """Largest ``tools/call`` ``arguments`` object, as compact UTF-8 JSON."""
     read_chunk_bytes: int = 65_536

@@ -209,7 +209,16 @@ class McpServer:
         if name not in self._tools:
             raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name[:100]}")
         limit = self._context.limits.tool_arguments_bytes
-        size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode())
+        compact = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        try:
+            size = len(compact.encode())
+        except UnicodeEncodeError as exc:
+            message = (
+                f"Invalid arguments for {name}: a string holds a lone UTF-16 surrogate "
+                f"(U+{ord(compact[exc.start]):04X}, a \\u escape without its pair), which is "
+                "not a character"
+            )
+            return self._ok(request_id, self._argument_error(message, era), era)
         if size > limit:
             message = (
                 f"Invalid arguments for {name}: {size:,} bytes as compact JSON, over the "

@@ -96,7 +96,8 @@ class Session:
                 f"{event.limit:,}-byte limit (newline included); it was discarded"
             )
             return [encode(error_response(None, INVALID_REQUEST, text))]
-        message = parse_line(event.data, self._limits.request_values)
+        limits = self._limits
+        message = parse_line(event.data, limits.request_values, limits.request_integer_digits)
         if message is None:
             return []
         if isinstance(message, Invalid):
