@@ -142,6 +142,11 @@ class McpServer:
         )
         return self._ok(call.request_id, error_result(error), call.era)
 
+    @property
+    def legacy_version(self) -> str | None:
+        """The revision ``initialize`` negotiated, if any."""
+        return self._legacy_version
+
     def notify(self, notification: Notification) -> None:
         """Notifications never get a reply (``notifications/cancelled`` is the runtime's)."""
         log.debug("notification %s", notification.method[:100])

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from harness import initialize, modern_meta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -165,3 +166,68 @@ def test_generated_arguments_to_every_tool_never_reach_an_internal_error(
             assert (await client.session.receive())["id"] == "p"
 
     trio.run(run)
+
+
+# --- replies that answer no request, per era ------------------------------------------------
+
+ERROR_ENVELOPE = {MODERN: "JSONRPCErrorResponse", "2025-11-25": "JSONRPCErrorResponse"}
+
+
+async def _unpaired_replies(version: str | None) -> list[dict[str, Any]]:
+    """A parse error, an oversized line, a batch, an invalid request and a reused id."""
+    from dataclasses import replace
+
+    from harness import open_session
+    from test_runtime import Gate, call, tool
+
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    gate = Gate()
+    limits = replace(DEFAULT_LIMITS, line_bytes=4_096)
+    async with open_session(tools=[tool("gate", gate.handler)], limits=limits) as session:
+        if version is not None:
+            await session.send(initialize(0, version))
+            await session.receive()
+        modern = version is None
+        gate_call = call("g", "gate")
+        if not modern:
+            gate_call["params"].pop("_meta")
+        await session.send(gate_call)
+        await trio.testing.wait_all_tasks_blocked()
+        replies = []
+        for line in (
+            b"{oops",
+            b'{"a":"' + b"x" * 5_000 + b'"}',
+            b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+            b'{"jsonrpc":"2.0","id":true,"method":"ping"}',
+            b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}',
+            json.dumps(gate_call).encode(),
+        ):
+            await session.send_raw(line + b"\n")
+            replies.append(await session.receive())
+        gate.release.set()
+        assert (await session.receive())["id"] == "g"
+    return replies
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"])
+async def test_unpaired_replies_validate_where_the_schema_allows_it(version: str | None) -> None:
+    """2026-07-28 and 2025-11-25 make id optional (string or integer): it is left out."""
+    replies = await _unpaired_replies(version)
+    assert [reply["error"]["code"] for reply in replies] == [-32700, -32600, -32600, -32600, -32600, -32600]
+    for reply in replies:
+        assert "id" not in reply
+        assert_valid(version or MODERN, ERROR_ENVELOPE[version or MODERN], reply)
+        assert_valid(version or MODERN, "JSONRPCMessage", reply)
+
+
+async def test_unpaired_replies_keep_json_rpcs_null_in_2025_06_18() -> None:
+    """2025-06-18 requires id and allows no null: nothing validates, so JSON-RPC 2.0 decides."""
+    from mcp_schemas import schema_errors
+
+    replies = await _unpaired_replies("2025-06-18")
+    for reply in replies:
+        assert reply["id"] is None
+        without = {k: v for k, v in reply.items() if k != "id"}
+        assert schema_errors("2025-06-18", "JSONRPCError", reply)
+        assert schema_errors("2025-06-18", "JSONRPCError", without)
