@@ -764,6 +764,13 @@ async def test_get_json_url_follows_a_link_under_the_root(graph: LoopbackServer)
         lambda url, port: "",
         lambda url, port: f"{url}/v1.0/me/mess\tages",
         lambda url, port: f"{url}/v1.0/me/messages?\x01",
+        lambda url, port: f"{url}/v1.0/%2e%2e/beta/me",
+        lambda url, port: f"{url}/v1.0/me/%2E%2e/%2e%2E/beta/me",
+        lambda url, port: f"{url}/v1.0/%252e%252e/beta/me",
+        lambda url, port: f"{url}/v1.0/.%2e/beta/me",
+        lambda url, port: f"{url}/v1.0/me/..%5c..%5cbeta",
+        lambda url, port: f"{url}/v1.0/%2e%2e;x/beta/me",
+        lambda url, port: f"{url}/v1.0/me/%252525252e%252525252e/beta",
     ],
     ids=[
         "scheme",
@@ -779,6 +786,13 @@ async def test_get_json_url_follows_a_link_under_the_root(graph: LoopbackServer)
         "empty",
         "tab",
         "control",
+        "encoded-dot-dot",
+        "encoded-dot-dot-mixed-case",
+        "double-encoded-dot-dot",
+        "half-encoded-dot-dot",
+        "backslash-dot-dot",
+        "dot-dot-with-params",
+        "encoded-past-the-rounds",
     ],
 )
 async def test_get_json_url_refuses_foreign_links_and_sends_nothing(
