@@ -38,6 +38,9 @@ class Limits:
     """Most JSON values in one request line, object keys included, counted before parsing
     (one per ``{``, ``[``, ``,`` and ``:`` outside strings, plus one): what a line costs once
     parsed, not its bytes. A 1 MB line of ``[{},{},...]`` would be 24 MB of Python objects."""
+    name_warnings: int = 20
+    """Most ``warnings`` entries (names hiding bidi, invisible or control characters) one read
+    result carries; past that, ``warnings_omitted`` counts the rest."""
     request_integer_digits: int = 100
     """Longest integer (digits, sign not counted) read anywhere in a request line; a longer
     one is refused before it is converted (``-32602``, or ``-32600`` when it is the id).
