@@ -46,7 +46,9 @@ def _time(data: bytes) -> float:
 
 def main() -> None:
     sizes = (1, 2, 4, 8)
-    print(f"Python {platform.python_version()}: ms per MB at " + ", ".join(f"{s} MB" for s in sizes))
+    print(
+        f"Python {platform.python_version()}: ms per MB at " + ", ".join(f"{s} MB" for s in sizes)
+    )
     for name, make in SHAPES.items():
         per_mb = [_time(make(size * MB)) * 1000 / size for size in sizes]
         figures = "  ".join(f"{value:7.1f}" for value in per_mb)

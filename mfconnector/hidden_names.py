@@ -74,7 +74,9 @@ def _scan(value: Any, path: str, key: str | None, found: list[dict[str, Any]]) -
             _scan(item, f"{path}[{index}]", key, found)
 
 
-def _scan_table(rows: list[Any], path: str, columns: list[Any], found: list[dict[str, Any]]) -> None:
+def _scan_table(
+    rows: list[Any], path: str, columns: list[Any], found: list[dict[str, Any]]
+) -> None:
     """A compact table (``{"columns": [...], "messages": [[...], ...]}``): cells by column."""
     for index, row in enumerate(rows):
         if not isinstance(row, list):

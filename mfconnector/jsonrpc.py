@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +85,8 @@ class _StrictWatch:
     def __init__(self, integer_digits: int) -> None:
         self.integer_digits = integer_digits
         self.problem: tuple[int, str] | None = None
-        self.duplicate_id = False
+        self.repeated_id_in: list[dict[str, Any]] = []
+        """Objects whose ``id`` key is repeated: the top level's means the id is unknown."""
 
     def _note(self, code: int, problem: str) -> None:
         if self.problem is None:
@@ -111,12 +113,21 @@ class _StrictWatch:
     def object_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
         if len(obj) != len(pairs):
-            seen: set[str] = set()
-            key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-            self.duplicate_id = self.duplicate_id or key == "id"
+            key = _first_repeated(key for key, _ in pairs)
+            if key == "id":
+                self.repeated_id_in.append(obj)
             shown = json.dumps(key[:64])
             self._note(INVALID_REQUEST, f"the key {shown} appears twice in one object")
         return obj
+
+
+def _first_repeated(keys: Iterable[str]) -> str:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise ValueError("no key is repeated")
 
 
 def _valid_id(value: Any) -> bool:
@@ -137,7 +148,9 @@ def result_response(request_id: RequestId, result: dict[str, Any]) -> dict[str, 
 
 
 def parse_line(
-    line: bytes, max_values: int | None = None, integer_digits: int = DEFAULT_LIMITS.request_integer_digits
+    line: bytes,
+    max_values: int | None = None,
+    integer_digits: int = DEFAULT_LIMITS.request_integer_digits,
 ) -> Message | None:
     """Classify one input line; ``None`` for a blank line (skipped, never answered).
 
@@ -162,8 +175,8 @@ def parse_line(
     if not text.strip():
         return None
     if text.startswith("\ufeff"):
-        message = "Parse error: the line starts with a byte order mark (EF BB BF); send JSON only"
-        return Invalid(error_response(None, PARSE_ERROR, message))
+        bom = "Parse error: the line starts with a byte order mark (EF BB BF); send JSON only"
+        return Invalid(error_response(None, PARSE_ERROR, bom))
     watch = _StrictWatch(integer_digits)
     try:
         obj = json.loads(
@@ -184,7 +197,8 @@ def parse_line(
         return message
     if isinstance(message, (Notification, ClientResponse)):
         return None
-    request_id = message.id if isinstance(message, Request) and not watch.duplicate_id else None
+    id_unknown = any(repeated is obj for repeated in watch.repeated_id_in)
+    request_id = message.id if isinstance(message, Request) and not id_unknown else None
     code, problem = watch.problem
     if not isinstance(message, Request):
         code = INVALID_REQUEST  # the id itself is the number refused

@@ -58,8 +58,10 @@ async def _first_inbox(client: Any) -> str:
 
 # --- the shaping pass ----------------------------------------------------------------------
 
-HIDDEN = sorted(BIDI_CONTROLS) + ["\u200b", "\x00", "\x1b", "\u2028", "\ufeff", "\U000e0041"]
-plain_names = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=12)
+HIDDEN = [*sorted(BIDI_CONTROLS), "\u200b", "\x00", "\x1b", "\u2028", "\ufeff", "\U000e0041"]
+plain_names = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=12
+)
 
 
 @st.composite
@@ -90,7 +92,10 @@ def test_every_tainted_name_gets_one_warning_that_points_at_it(
     for warning in warnings:
         name, code_point = expected[warning["field"]]
         assert warning["code_points"] == [code_point]
-        assert warning["shown_as"] == name.replace(chr(int(code_point[2:], 16)), f"<{code_point}>") + ".pdf"
+        assert (
+            warning["shown_as"]
+            == name.replace(chr(int(code_point[2:], 16)), f"<{code_point}>") + ".pdf"
+        )
         assert warning["true_extension"] == "pdf"
     assert result["attachments"] == attachments  # the names themselves are left as they are
 

@@ -109,7 +109,9 @@ bracket_free_text = st.text(
 )
 plain_json = st.recursive(
     st.none() | st.booleans() | st.integers() | bracket_free_text,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(bracket_free_text, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(bracket_free_text, inner, max_size=4)
+    ),
     max_leaves=30,
 )
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from harness import MODERN, initialize, modern_meta, open_session, request
-from mcp_schemas import assert_valid, schema_errors
+from mcp_schemas import assert_valid
 
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 ALL_VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18"]

@@ -66,7 +66,9 @@ async def test_a_lone_surrogate_is_minus_32602_in_2025_06_18() -> None:
     async with demo() as client:
         await client.session.send(initialize(0, "2025-06-18"))
         await client.session.receive()
-        await client.session.send_raw(call_line(1, "mail_search", '{"query":"\\ud83d"}', modern=False))
+        await client.session.send_raw(
+            call_line(1, "mail_search", '{"query":"\\ud83d"}', modern=False)
+        )
         reply = await client.session.receive()
         assert reply["id"] == 1 and reply["error"]["code"] == -32602
         assert "lone UTF-16 surrogate" in reply["error"]["message"]
@@ -79,7 +81,8 @@ async def test_a_duplicate_tool_name_never_runs_either_tool() -> None:
         line = (
             b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":'
             + json.dumps(modern_meta()).encode()
-            + b',"name":"account_status","name":"mail_create","arguments":{"action":"draft","subject":"dup-key-canary"}}}\n'
+            + b',"name":"account_status","name":"mail_create",'
+            + b'"arguments":{"action":"draft","subject":"dup-key-canary"}}}\n'
         )
         await client.session.send_raw(line)
         reply = await client.session.receive()
@@ -145,7 +148,9 @@ def test_generated_arguments_to_every_tool_never_reach_an_internal_error(
 ) -> None:
     calls = [
         (name, data.draw(arguments_for(tool_schemas[name]), label=name))
-        for name in data.draw(st.lists(st.sampled_from(sorted(tool_schemas)), min_size=1, max_size=3))
+        for name in data.draw(
+            st.lists(st.sampled_from(sorted(tool_schemas)), min_size=1, max_size=3)
+        )
     ]
 
     async def run() -> None:
@@ -161,7 +166,12 @@ def test_generated_arguments_to_every_tool_never_reach_an_internal_error(
                 else:
                     assert_valid(MODERN, "CallToolResultResponse", reply)
             await client.session.send(
-                {"jsonrpc": "2.0", "id": "p", "method": "tools/list", "params": {"_meta": modern_meta()}}
+                {
+                    "jsonrpc": "2.0",
+                    "id": "p",
+                    "method": "tools/list",
+                    "params": {"_meta": modern_meta()},
+                }
             )
             assert (await client.session.receive())["id"] == "p"
 
@@ -214,7 +224,14 @@ async def _unpaired_replies(version: str | None) -> list[dict[str, Any]]:
 async def test_unpaired_replies_validate_where_the_schema_allows_it(version: str | None) -> None:
     """2026-07-28 and 2025-11-25 make id optional (string or integer): it is left out."""
     replies = await _unpaired_replies(version)
-    assert [reply["error"]["code"] for reply in replies] == [-32700, -32600, -32600, -32600, -32600, -32600]
+    assert [reply["error"]["code"] for reply in replies] == [
+        -32700,
+        -32600,
+        -32600,
+        -32600,
+        -32600,
+        -32600,
+    ]
     for reply in replies:
         assert "id" not in reply
         assert_valid(version or MODERN, ERROR_ENVELOPE[version or MODERN], reply)

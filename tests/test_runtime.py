@@ -280,7 +280,9 @@ async def test_each_malformed_line_gets_one_error_and_serving_continues(
         error = await session.receive()
         after = await session.call(request("next", "server/discover"))
     # A reply that answers no request carries no id in a modern session (see test_protocol).
-    assert set(error) == ({"jsonrpc", "error"} if request_id is None else {"jsonrpc", "id", "error"})
+    assert set(error) == (
+        {"jsonrpc", "error"} if request_id is None else {"jsonrpc", "id", "error"}
+    )
     assert error["error"]["code"] == code
     assert error.get("id") == request_id
     assert after["id"] == "next" and "result" in after
@@ -338,7 +340,11 @@ async def test_a_costly_line_keeps_its_id_wherever_the_id_sits() -> None:
             await session.send_raw(line + b"\n")
         replies = [await session.receive() for _ in range(3)]
         after = await session.call(request("next", "server/discover"))
-    assert [reply.get("id") for reply in replies] == ["late", 9, None]  # silence for the notification
+    assert [reply.get("id") for reply in replies] == [
+        "late",
+        9,
+        None,
+    ]  # silence for the notification
     assert all(reply["error"]["code"] == -32600 for reply in replies)
     assert after["id"] == "next"
 
