@@ -53,7 +53,7 @@ class OverLimit:
     top: dict[str, Any] | None
 
 
-def values_over_limit(data: bytes, limit: int) -> OverLimit | None:
+def values_over_limit(data: bytes, limit: int, *, find_top: bool = True) -> OverLimit | None:
     """None when ``data`` holds at most ``limit`` values (keys included), else the count.
 
     The count is one plus each ``{``, ``[``, ``,`` and ``:`` outside strings (an empty
@@ -68,7 +68,9 @@ def values_over_limit(data: bytes, limit: int) -> OverLimit | None:
     if exact <= limit:
         return None
     openers_in_strings = any(data.count(mark) != blanked.count(mark) for mark in (b"{", b"["))
-    return OverLimit(exact, None if openers_in_strings else _shallow_top(data))
+    if openers_in_strings or not find_top:
+        return OverLimit(exact, None)
+    return OverLimit(exact, _shallow_top(data))
 
 
 def _shallow_top(data: bytes) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mfconnector.jsoncost import values_over_limit
@@ -116,6 +116,7 @@ plain_json = st.recursive(
 )
 
 
+@settings(max_examples=50)
 @given(
     st.dictionaries(bracket_free_text, plain_json, min_size=1, max_size=6),
     st.sampled_from([None, (",", ":"), (" , ", " : ")]),
