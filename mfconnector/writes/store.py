@@ -24,6 +24,7 @@ import secrets
 import socket
 import sqlite3
 import threading
+import weakref
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -191,6 +192,8 @@ class SendStore:
             connection.close()
             raise self._broken(f"is not a usable SQLite database ({exc})") from None
         self._connection = connection
+        # A store dropped without close() still closes its file (Python 3.13 warns otherwise).
+        weakref.finalize(self, connection.close)
         return connection
 
     def _create_private(self, path: Path) -> None:
