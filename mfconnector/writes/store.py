@@ -24,8 +24,8 @@ import secrets
 import socket
 import sqlite3
 import threading
-import weakref
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
