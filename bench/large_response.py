@@ -1,6 +1,8 @@
 """What a large Graph answer costs the client: time and peak memory, accepted or refused.
 
-    .venv/bin/python bench/large_response.py
+    .venv/bin/python bench/large_response.py [--unbounded]
+
+``--unbounded`` lifts ``graph_body_values`` (no value count before parsing, as in 0.2.0).
 
 A loopback HTTP server (tests/loopback.py) serves Graph-shaped JSON of 0.5, 1 and 2 MB,
 plus three 50 MB answers that must be refused at the 2,000,000-byte cap: one that
@@ -70,6 +72,30 @@ def messages_page(target: int) -> bytes:
     return body
 
 
+def repeated(unit: bytes, count: int) -> bytes:
+    """``{"value":[unit,unit,...]}`` with ``count`` units: the costliest shapes per byte."""
+    return b'{"value":[' + b",".join([unit] * count) + b"]}"
+
+
+def at_value_limit(unit: bytes) -> bytes:
+    """The largest ``repeated(unit)`` body that ``graph_body_values`` still lets through."""
+    from mfconnector.jsoncost import values_over_limit
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    def values(count: int) -> int:
+        over = values_over_limit(repeated(unit, count), 0, find_top=False)
+        assert over is not None
+        return over.values
+
+    limit = DEFAULT_LIMITS.graph_body_values
+    base, per_unit = values(1), values(2) - values(1)
+    count = 1 + (limit - base) // per_unit
+    body = repeated(unit, count)
+    assert values_over_limit(body, limit) is None
+    assert values_over_limit(repeated(unit, count + 1), limit) is not None
+    return body
+
+
 def one_string(target: int) -> bytes:
     return b'{"v":"' + b"x" * (target - 8) + b'"}'
 
@@ -102,12 +128,18 @@ def reset_peak() -> None:
     Path("/proc/self/clear_refs").write_text("5")
 
 
-def child(root: str, path: str) -> None:
+def child(root: str, path: str, unbounded: bool) -> None:
+    from dataclasses import replace
+
     import trio
 
     from mfconnector.auth import StaticTokenProvider
     from mfconnector.errors import ResponseTooLargeError
     from mfconnector.graph.client import GraphClient
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    # --unbounded: no value count before parsing, as in 0.2.0
+    limits = replace(DEFAULT_LIMITS, graph_body_values=10**9) if unbounded else DEFAULT_LIMITS
 
     async def fetch(client: GraphClient) -> tuple[str, Any]:
         try:
@@ -117,7 +149,8 @@ def child(root: str, path: str) -> None:
         return "parsed", answer
 
     async def main() -> dict[str, Any]:
-        async with GraphClient(token_provider=StaticTokenProvider("bench"), root=root) as client:
+        tokens = StaticTokenProvider("bench")
+        async with GraphClient(token_provider=tokens, root=root, limits=limits) as client:
             await client.get_json("/warmup")
             rss_before = status_kb("VmRSS")
             reset_peak()
@@ -151,6 +184,11 @@ def scenarios() -> list[tuple[str, str, int, Any]]:
         rows.append((f"messages {size / 1e6:g} MB", "/v1.0/m", len(body), Reply(200, body=body)))
     body = one_string(CAP)
     rows.append(("one string 2 MB", "/v1.0/s", len(body), Reply(200, body=body)))
+    for name, unit in (("[{},{},...]", b"{}"), ("[[],[],...]", b"[]"), ("[0,0,...]", b"0")):
+        body = repeated(unit, (CAP - 12) // (len(unit) + 1))
+        rows.append((f"{name} 2 MB", "/v1.0/h", len(body), Reply(200, body=body)))
+        body = at_value_limit(unit)
+        rows.append((f"{name} at graph_body_values", "/v1.0/l", len(body), Reply(200, body=body)))
     rows.append(
         (
             "50 MB, Content-Length",
@@ -174,7 +212,7 @@ def scenarios() -> list[tuple[str, str, int, Any]]:
     return rows
 
 
-def parent() -> None:
+def parent(unbounded: bool) -> None:
     from loopback import LoopbackServer, Reply
 
     rows = scenarios()
@@ -185,7 +223,8 @@ def parent() -> None:
             unique = f"{path}{index}"
             server.route("GET", unique, reply)
             out = subprocess.run(
-                [sys.executable, __file__, "--child", f"{server.url}/v1.0", unique[5:]],
+                [sys.executable, __file__, "--child", f"{server.url}/v1.0", unique[5:]]
+                + (["--unbounded"] if unbounded else []),
                 capture_output=True,
                 text=True,
                 check=True,
@@ -209,7 +248,7 @@ def parent() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3])
+    if len(sys.argv) >= 4 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3], "--unbounded" in sys.argv[4:])
     else:
-        parent()
+        parent("--unbounded" in sys.argv[1:])

@@ -20,16 +20,21 @@ __all__ = ["OverLimit", "values_over_limit"]
 
 _STRUCTURE = (b"{", b"[", b",", b":")
 """Every value or key after the first opens with one of these, outside strings."""
-_STRING_BODY = rb'[^"\\]*+(?:\\.[^"\\]*+)*+"'
-_STRING = re.compile(rb'"' + _STRING_BODY, re.DOTALL)
-_ESCAPE = rb"(?:[^\"\\]|\\u[0-9A-Fa-f]{4}|\\[^u])"
-_SHORTEN_STRING = re.compile(
-    rb'"(' + _ESCAPE + rb"{0,64}+)" + _STRING_BODY,
-    re.DOTALL,
-)
-_FLAT = rb'[^{}\[\]"]*+(?:"' + _STRING_BODY + rb'[^{}\[\]"]*+)*+'
+_STRING_BODY = rb'[^"\\]*(?:\\.[^"\\]*)*"'
+"""A string's rest after its opening quote, as an unrolled loop: at every byte exactly one
+branch can match (a plain byte, a backslash pair or the closing quote), so a failed match
+gives bytes back one at a time without retrying anything. That keeps each pass linear
+without possessive quantifiers, which CPython before 3.11.5 gets wrong."""
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+"""A string, or an unterminated one up to the end of the line: this pattern matches at
+every quote it is tried at, so ``sub`` never rescans the rest of the line from each quote
+inside an unterminated string (``"\\"\\"\\"...`` would otherwise cost quadratic time)."""
+_STRING_HEAD = re.compile(rb"(?:[^\\]|\\u[0-9A-Fa-f]{4}|\\.){0,64}", re.DOTALL)
+"""The first 64 characters of a string's content (escapes whole); nothing follows it in the
+pattern, so the greedy repeat never backtracks."""
+_FLAT = rb'[^{}\[\]"]*(?:"' + _STRING_BODY + rb'[^{}\[\]"]*)*'
 _INNERMOST = rb"(?:\{" + _FLAT + rb"\}|\[" + _FLAT + rb"\])"
-_INNERMOST_RUN = re.compile(_INNERMOST + rb"(?:\s*+,\s*+" + _INNERMOST + rb")*+", re.DOTALL)
+_INNERMOST_RUN = re.compile(_INNERMOST + rb"(?:\s*,\s*" + _INNERMOST + rb")*", re.DOTALL)
 """Innermost containers (no container inside), with their neighbours in the same array."""
 _FLAT_OBJECT = re.compile(rb"\s*\{" + _FLAT + rb"\}\s*", re.DOTALL)
 COLLAPSE_PASSES = 16
@@ -48,7 +53,7 @@ class OverLimit:
     top: dict[str, Any] | None
 
 
-def values_over_limit(data: bytes, limit: int) -> OverLimit | None:
+def values_over_limit(data: bytes, limit: int, *, find_top: bool = True) -> OverLimit | None:
     """None when ``data`` holds at most ``limit`` values (keys included), else the count.
 
     The count is one plus each ``{``, ``[``, ``,`` and ``:`` outside strings (an empty
@@ -63,7 +68,9 @@ def values_over_limit(data: bytes, limit: int) -> OverLimit | None:
     if exact <= limit:
         return None
     openers_in_strings = any(data.count(mark) != blanked.count(mark) for mark in (b"{", b"["))
-    return OverLimit(exact, None if openers_in_strings else _shallow_top(data))
+    if openers_in_strings or not find_top:
+        return OverLimit(exact, None)
+    return OverLimit(exact, _shallow_top(data))
 
 
 def _shallow_top(data: bytes) -> dict[str, Any] | None:
@@ -88,7 +95,7 @@ def _shallow_top(data: bytes) -> dict[str, Any] | None:
     if len(shallow) > SHALLOW_BYTES:
         if shallow.count(b'"') > SHALLOW_STRINGS:
             return None
-        shallow = _SHORTEN_STRING.sub(rb'"\1"', shallow)
+        shallow = _STRING.sub(_shortened, shallow)
         if len(shallow) > SHALLOW_BYTES:
             return None
     try:
@@ -96,3 +103,11 @@ def _shallow_top(data: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return top if isinstance(top, dict) else None
+
+
+def _shortened(match: re.Match[bytes]) -> bytes:
+    """A string cut to its first 64 characters, escapes kept whole."""
+    content = match.group()[1:-1]
+    head = _STRING_HEAD.match(content)
+    assert head is not None  # the pattern matches the empty string
+    return b'"' + head.group() + b'"'

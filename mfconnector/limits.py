@@ -8,12 +8,13 @@ the ~30 MB interpreter; docs/LIMITS.md has the table and the measurements):
                                          values, the arguments re-encoded   ~14 MB
   + (workers + inbox_depth) tool calls   arguments <= tool_arguments_bytes,
                                          <= 0.7 MB each parsed              ~11 MB
-  + workers x one parsed Graph page      graph_body_bytes at ~3.8x parsed   ~61 MB
+  + workers x one parsed Graph page      graph_body_bytes at ~3.8x parsed, or
+                                         graph_body_values of [{},...]: 9.9 MB  ~79 MB
                                          (at most graph_concurrency parsing at once)
   + (outbox_depth + workers + 1)
       x response_bytes                   replies queued, waiting, being sent ~17 MB
 
-about 100 MB in all, of which the client can drive about 42 MB whatever it sends. Counting
+about 120 MB in all, of which the client can drive about 42 MB whatever it sends. Counting
 a request's values before parsing (``request_values``) is what holds the client's part:
 1 MB of ``[{},{},...]`` is 24 MB once parsed. A stalled stdout fills the outbox, then
 blocks the workers and the reader, which stops reading stdin; a tool call past
@@ -38,6 +39,14 @@ class Limits:
     """Most JSON values in one request line, object keys included, counted before parsing
     (one per ``{``, ``[``, ``,`` and ``:`` outside strings, plus one): what a line costs once
     parsed, not its bytes. A 1 MB line of ``[{},{},...]`` would be 24 MB of Python objects."""
+    name_warnings: int = 20
+    """Most ``warnings`` entries (names hiding bidi, invisible or control characters) one read
+    result carries; past that, ``warnings_omitted`` counts the rest."""
+    request_integer_digits: int = 100
+    """Longest integer (digits, sign not counted) read anywhere in a request line; a longer
+    one is refused before it is converted (``-32602``, or ``-32600`` when it is the id).
+    Python's own bound (4,300 digits, ``sys.set_int_max_str_digits``) is process-wide and
+    answers in its own words; no id or argument needs more than 20 digits."""
     tool_arguments_bytes: int = 131_072
     """Largest ``tools/call`` ``arguments`` object, as compact UTF-8 JSON."""
     read_chunk_bytes: int = 65_536
@@ -69,6 +78,11 @@ class Limits:
     # --- Microsoft Graph ---------------------------------------------------------------
     graph_body_bytes: int = 2_000_000
     """Largest Graph response body read, counted as raw bytes while they arrive."""
+    graph_body_values: int = 250_000
+    """Most JSON values (keys included) in one Graph body, counted before it is parsed: what
+    it costs once parsed, not its bytes. A real page holds about one value per 13 bytes (a
+    full 2 MB page about 150,000); 2 MB of ``[{},{},...]`` holds 1,000,000 and would be
+    about 100 MB of Python objects."""
     graph_concurrency: int = 4
     """Graph requests in flight at once (Outlook allows 4 per app and mailbox)."""
     graph_connect_timeout_seconds: float = 10.0

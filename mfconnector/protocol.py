@@ -25,6 +25,7 @@ __all__ = [
     "modern_era",
     "negotiate_legacy",
     "server_info",
+    "unpaired_reply",
     "unsupported_version",
 ]
 
@@ -136,3 +137,21 @@ def finish_result(result: dict[str, Any], era: Era, *, cacheable: bool = False) 
     meta = result.setdefault("_meta", {})
     meta[META_SERVER_INFO] = server_info()
     return result
+
+
+ERAS_WITHOUT_NULL_ID = (MODERN_VERSION, "2025-11-25")
+"""Eras whose schema makes ``id`` optional in JSONRPCErrorResponse (string or integer only)."""
+
+
+def unpaired_reply(reply: dict[str, Any], legacy_version: str | None) -> dict[str, Any]:
+    """An error that answers no request (parse error, oversized line, batch, reused id),
+    shaped for the session's era as the official schemas decide.
+
+    JSON-RPC 2.0 writes ``"id": null``, but RequestId is a string or an integer in every MCP
+    schema: 2025-11-25 and 2026-07-28 make ``id`` optional, so it is left out; 2025-06-18
+    requires it and no value validates, so a session that negotiated 2025-06-18 keeps
+    JSON-RPC's ``null``. A session is modern until ``initialize`` says otherwise.
+    """
+    if reply.get("id") is not None or legacy_version not in (None, *ERAS_WITHOUT_NULL_ID):
+        return reply
+    return {key: value for key, value in reply.items() if key != "id"}

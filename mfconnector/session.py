@@ -6,8 +6,9 @@ No tasks and no channels (``mfconnector.runtime`` owns those). This module decid
   with a "busy, retry" result instead of waiting (``workers + inbox_depth`` at most);
 - what ``notifications/cancelled`` does: a queued call is withdrawn (it never runs and is
   never answered), a running one has its scope cancelled (nothing more is said for it);
-- what a request that reuses the id of one still in flight gets: ``-32600`` with
-  ``id: null``, so it cannot be taken for the original's reply, and a warning in the log;
+- what a request that reuses the id of one still in flight gets: ``-32600`` without an
+  id (``null`` in 2025-06-18, ``protocol.unpaired_reply``), so it cannot be taken for the
+  original's reply, and a warning in the log;
 - where a client's response goes: to the ``elicitation/create`` a 2025-era call is waiting
   on (``mfconnector.asking``; the reader only hands it over), else ignored and logged;
 - how replies are encoded, within ``response_bytes``;
@@ -42,6 +43,7 @@ from mfconnector.jsonrpc import (
     parse_line,
 )
 from mfconnector.limits import Limits
+from mfconnector.protocol import unpaired_reply
 from mfconnector.server import McpServer, Reply, ToolCall
 
 __all__ = ["Running", "Session"]
@@ -101,12 +103,13 @@ class Session:
                 f"Invalid Request: line of {event.size:,} bytes is longer than the "
                 f"{event.limit:,}-byte limit (newline included); it was discarded"
             )
-            return [encode(error_response(None, INVALID_REQUEST, text))]
-        message = parse_line(event.data, self._limits.request_values)
+            return [self._unpaired(error_response(None, INVALID_REQUEST, text))]
+        limits = self._limits
+        message = parse_line(event.data, limits.request_values, limits.request_integer_digits)
         if message is None:
             return []
         if isinstance(message, Invalid):
-            return [encode(message.reply)]
+            return [self._unpaired(message.reply)]
         if isinstance(message, Request):
             return self._on_request(message)
         if isinstance(message, Notification):
@@ -123,15 +126,15 @@ class Session:
         if key in self._queued or key in self._running:
             log.warning(
                 "request id %s reused while the first request with it is in flight; "
-                "answered with id null",
+                "answered without its id",
                 _shown(request.id),
             )
             text = (
                 f"Invalid Request: id {_shown(request.id)} is already in use by a request in "
-                "flight; this request was not run (its reply carries id null so that it cannot "
+                "flight; this request was not run (its reply carries no id so that it cannot "
                 "be taken for the first one's)"
             )
-            return [encode(error_response(None, INVALID_REQUEST, text))]
+            return [self._unpaired(error_response(None, INVALID_REQUEST, text))]
         routed = self._server.answer_now(request)
         if isinstance(routed, Reply):
             return self.encode_reply(request.id, request.method, routed)
@@ -208,6 +211,9 @@ class Session:
         return self._work_deadline + self._limits.shutdown_flush_seconds
 
     # --- replies out -------------------------------------------------------------------
+
+    def _unpaired(self, reply: dict[str, Any]) -> bytes:
+        return encode(unpaired_reply(reply, self._server.legacy_version))
 
     def encode_reply(self, request_id: RequestId, method: str, reply: Reply) -> list[bytes]:
         out = [encode(notification) for notification in reply.notifications]

@@ -764,6 +764,13 @@ async def test_get_json_url_follows_a_link_under_the_root(graph: LoopbackServer)
         lambda url, port: "",
         lambda url, port: f"{url}/v1.0/me/mess\tages",
         lambda url, port: f"{url}/v1.0/me/messages?\x01",
+        lambda url, port: f"{url}/v1.0/%2e%2e/beta/me",
+        lambda url, port: f"{url}/v1.0/me/%2E%2e/%2e%2E/beta/me",
+        lambda url, port: f"{url}/v1.0/%252e%252e/beta/me",
+        lambda url, port: f"{url}/v1.0/.%2e/beta/me",
+        lambda url, port: f"{url}/v1.0/me/..%5c..%5cbeta",
+        lambda url, port: f"{url}/v1.0/%2e%2e;x/beta/me",
+        lambda url, port: f"{url}/v1.0/me/%252525252e%252525252e/beta",
     ],
     ids=[
         "scheme",
@@ -779,6 +786,13 @@ async def test_get_json_url_follows_a_link_under_the_root(graph: LoopbackServer)
         "empty",
         "tab",
         "control",
+        "encoded-dot-dot",
+        "encoded-dot-dot-mixed-case",
+        "double-encoded-dot-dot",
+        "half-encoded-dot-dot",
+        "backslash-dot-dot",
+        "dot-dot-with-params",
+        "encoded-past-the-rounds",
     ],
 )
 async def test_get_json_url_refuses_foreign_links_and_sends_nothing(
@@ -1114,3 +1128,44 @@ async def test_an_overflowing_number_from_graph_is_invalid_json(graph: LoopbackS
         with pytest.raises(GraphError) as caught:
             await client.get_json("/me")
     assert "not valid JSON" in caught.value.message
+
+
+# --- what a body costs once parsed: graph_body_values at L-1, L, L+1 ---------------------
+
+
+def zeros_body(values: int) -> bytes:
+    """``{"value":[0,0,...]}`` holding exactly ``values`` JSON values (keys included)."""
+    return b'{"value":[' + b",".join([b"0"] * (values - 3)) + b"]}"
+
+
+@pytest.mark.parametrize(("values", "parsed"), [(99, True), (100, True), (101, False)])
+async def test_a_graph_body_past_the_value_limit_is_refused_unparsed(
+    graph: LoopbackServer, values: int, parsed: bool
+) -> None:
+    limits = dataclasses.replace(FAST, graph_body_values=100)
+    graph.route("GET", "/v1.0/me/messages", Reply(200, body=zeros_body(values)))
+    async with client_for(graph, limits) as client:
+        if parsed:
+            answer = await client.get_json("/me/messages")
+            assert answer.body == {"value": [0] * (values - 3)}
+        else:
+            with pytest.raises(ResponseTooLargeError, match="101 JSON values, more than the 100"):
+                await client.get_json("/me/messages")
+
+
+async def test_two_mb_of_empty_objects_is_refused_before_it_costs_100_mb(
+    graph: LoopbackServer,
+) -> None:
+    """0.2.0 parsed it into about 104 MB of dicts; now the count refuses it first."""
+    body = b'{"value":[' + b",".join([b"{}"] * 666_000) + b"]}"
+    assert len(body) <= DEFAULT_LIMITS.graph_body_bytes
+    graph.route("GET", "/v1.0/me/messages", Reply(200, body=body))
+    async with client_for(graph) as client:
+        tracemalloc.start()
+        try:
+            with pytest.raises(ResponseTooLargeError, match="JSON values"):
+                await client.get_json("/me/messages")
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 16_000_000  # the body and one blanked copy, never the parsed objects

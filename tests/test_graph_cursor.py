@@ -212,6 +212,8 @@ def test_other_arguments_are_refused(arguments: dict[str, Any]) -> None:
         "https://user@graph.microsoft.com/v1.0/me/messages",
         "https://graph.microsoft.com/beta/me/messages",
         "https://graph.microsoft.com/v1.0/me/../../users",
+        "https://graph.microsoft.com/v1.0/me/%2e%2e/%2E%2E/beta/users",
+        "https://graph.microsoft.com/v1.0/me/%252e%252e/%252E%252E/beta/users",
         "https://graph.microsoft.com.evil.example/v1.0/me/messages",
         "/v1.0/me/messages",
         "https://graph.microsoft.com:443@evil.example/v1.0/me/messages",

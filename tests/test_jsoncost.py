@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mfconnector.jsoncost import values_over_limit
@@ -73,6 +73,59 @@ def _strings(value: Any) -> list[str]:
 
 
 def test_a_line_that_is_not_an_object_has_no_top() -> None:
-    for line in (b"[" * 50, b"[" + b"{}," * 100 + b"{}]", b'"' + b"," * 100):
+    for line in (b"[" * 50, b"[" + b"{}," * 100 + b"{}]", b'"' + b"," * 100 + b'"' + b",1" * 20):
         over = values_over_limit(line, 10)
         assert over is not None and over.top is None
+
+
+def test_an_unterminated_string_counts_as_one_value_and_is_left_to_the_parser() -> None:
+    """Its commas are not values; the parser then refuses the line in one linear pass."""
+    from mfconnector.jsonrpc import Invalid, parse_line
+
+    line = b'{"id":1,"p":"' + b'\\",' * 1000
+    assert values_over_limit(line, 10) is None
+    message = parse_line(line, 10)
+    assert isinstance(message, Invalid) and message.reply["error"]["code"] == -32700
+
+
+def test_a_run_of_empty_arrays_keeps_the_comma_after_it() -> None:
+    """CPython before 3.11.5 ate the comma with the old possessive pattern (Debian 12's 3.11.2)."""
+    from mfconnector.jsoncost import _INNERMOST_RUN
+
+    assert _INNERMOST_RUN.sub(b"0", b"[], 1") == b"0, 1"
+    assert _INNERMOST_RUN.sub(b"0", b'[[], {"a": "]"} , [1] ,2]') == b"[0 ,2]"
+    line = b'{"jsonrpc":"2.0","method":"tools/call","params":{"a":[[],[{}, {}], 1]},"id":9}'
+    over = values_over_limit(line, 3)
+    assert over is not None and over.top is not None and over.top["id"] == 9
+
+
+def _reference_top(value: dict[str, Any]) -> dict[str, Any]:
+    """What ``top`` must be: the object with each nested container replaced by 0."""
+    return {k: 0 if isinstance(v, (list, dict)) else v for k, v in value.items()}
+
+
+bracket_free_text = st.text(
+    st.characters(blacklist_characters="{}[]", blacklist_categories=("Cs",)), max_size=80
+)
+plain_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | bracket_free_text,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(bracket_free_text, inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=50)
+@given(
+    st.dictionaries(bracket_free_text, plain_json, min_size=1, max_size=6),
+    st.sampled_from([None, (",", ":"), (" , ", " : ")]),
+    st.booleans(),
+)
+def test_the_top_level_matches_a_plain_reference_implementation(
+    value: dict[str, Any], separators: tuple[str, str] | None, ascii_only: bool
+) -> None:
+    line = json.dumps(value, separators=separators, ensure_ascii=ascii_only).encode()
+    over = values_over_limit(line, 0)
+    assert over is not None and over.top is not None
+    assert over.top == _reference_top(value)

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mfconnector.jsonrpc import ClientResponse, Invalid, Notification, Request, encode, parse_line
+from mfconnector.limits import DEFAULT_LIMITS
 
 
 def reply_of(line: bytes) -> dict[str, Any]:
@@ -26,7 +27,17 @@ def reply_of(line: bytes) -> dict[str, Any]:
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":NaN}', -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":-Infinity}', -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":1e999}', -32602, 1),
-        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":' + b"9" * 5000 + b"}", -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":' + b"9" * 5000 + b"}", -32602, 1),
+        (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', -32600, None),
+        (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping"}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"id":1,"id":2}}', -32600, 1),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}', -32600, 1),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":[{"a":1,"a":1}]}}',
+            -32600,
+            1,
+        ),
         (b"[" * 100_000, -32700, None),
         (b"[]", -32600, None),
         (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, None),
@@ -83,3 +94,42 @@ def test_arbitrary_bytes_never_crash_the_parser(line: bytes) -> None:
 
 def test_an_overflowing_number_in_a_notification_is_dropped_silently() -> None:
     assert parse_line(b'{"jsonrpc":"2.0","method":"notifications/x","params":{"a":-1e999}}') is None
+
+
+PYTHON_WORDING = ("int_max_str_digits", "utf-8-sig", "Exceeds the limit", "Traceback", "Expecting")
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":' + b"9" * 5000 + b"}", "5,000 digits"),
+        (b'{"jsonrpc":"2.0","id":-' + b"9" * 5000 + b',"method":"ping"}', "5,000 digits"),
+        (b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"ping"}', "byte order mark"),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
+            b'{"name":"account_status","name":"mail_create","arguments":{}}}',
+            'the key "name" appears twice',
+        ),
+    ],
+)
+def test_refusals_are_in_our_words(line: bytes, words: str) -> None:
+    message = reply_of(line)["error"]["message"]
+    assert words in message
+    assert not any(python in message for python in PYTHON_WORDING), message
+
+
+@pytest.mark.parametrize(("digits", "refused"), [(99, False), (100, False), (101, True)])
+def test_integer_digits_limit_at_l_minus_1_l_and_l_plus_1(digits: int, refused: bool) -> None:
+    limit = DEFAULT_LIMITS.request_integer_digits
+    assert limit == 100
+    line = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":-' + b"7" * digits + b"}}"
+    message = parse_line(line, integer_digits=limit)
+    if refused:
+        assert isinstance(message, Invalid) and message.reply["error"]["code"] == -32602
+        assert message.reply["id"] == 1
+    else:
+        assert message == Request(1, "ping", {"n": -int("7" * digits)})
+
+
+def test_a_duplicate_key_in_a_notification_is_dropped_unanswered() -> None:
+    assert parse_line(b'{"jsonrpc":"2.0","method":"notifications/cancelled","method":"x"}') is None

@@ -109,7 +109,7 @@ async def test_a_100_mb_line_is_drained_and_the_next_request_answered(stdio: str
         stdout, stderr = await exchange(process, writer)
     replies = lines(stdout)
     assert process.returncode == 0
-    assert replies[0]["id"] is None and replies[0]["error"]["code"] == -32600
+    assert "id" not in replies[0] and replies[0]["error"]["code"] == -32600
     assert "1,000,000-byte limit" in replies[0]["error"]["message"]
     assert replies[1]["id"] == 2 and "supportedVersions" in replies[1]["result"]
     assert b"Traceback" not in stderr

@@ -4,6 +4,7 @@ refused by name while the read tools keep working."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sqlite3
@@ -48,7 +49,7 @@ def test_the_file_is_private_and_write_ahead_logged(tmp_path: Path) -> None:
     store.save(preparation("p1", 1.0e9))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     for sidecar in path.parent.iterdir():
         assert stat.S_IMODE(sidecar.stat().st_mode) & 0o077 == 0, sidecar
@@ -146,7 +147,7 @@ async def test_an_unusable_file_is_named_and_reads_keep_working(
 ) -> None:
     path = tmp_path / "state.sqlite3"
     if content is None:
-        with sqlite3.connect(path) as db:
+        with contextlib.closing(sqlite3.connect(path)) as db:
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute("PRAGMA user_version = 99")
     else:

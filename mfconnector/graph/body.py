@@ -25,9 +25,11 @@ import httpx
 import trio
 
 from mfconnector.errors import GraphError, ResponseTooLargeError
+from mfconnector.jsoncost import values_over_limit
 from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
+    "checked_cost",
     "decode_utf8_strict",
     "parse_json_strict",
     "parse_json_text",
@@ -276,6 +278,23 @@ def _invalid_json(reason: str) -> GraphError:
         f"invalid JSON from Graph: the answer is {reason}",
         retry_safe=True,
         hint="retry later; if it persists, note the time and report it",
+    )
+
+
+def checked_cost(data: bytes, max_values: int) -> bytes:
+    """``data``, unless it holds more JSON values than ``max_values`` (keys included).
+
+    Counted before parsing, with the same count as a request line (``jsoncost``): a body's
+    bytes say little about its parsed size, and 2 MB of ``[{},{},...]`` would be about
+    100 MB of Python objects. A real Graph page holds at most about one value per 13 bytes.
+    """
+    over = values_over_limit(data, max_values, find_top=False)
+    if over is None:
+        return data
+    raise ResponseTooLargeError(
+        f"Graph answer holds {over.values:,} JSON values, more than the {max_values:,}-value "
+        "limit; it was not parsed",
+        hint="ask for less: fewer items ($top), fewer fields ($select), or a smaller range",
     )
 
 

@@ -40,7 +40,12 @@ import trio
 from mfconnector import __version__
 from mfconnector.auth import TokenProvider
 from mfconnector.errors import AuthError, GraphError, GraphTimeoutError, ToolInputError
-from mfconnector.graph.body import decode_utf8_strict, parse_json_text, read_capped
+from mfconnector.graph.body import (
+    checked_cost,
+    decode_utf8_strict,
+    parse_json_text,
+    read_capped,
+)
 from mfconnector.graph.download import (
     Download,
     download_host_error,
@@ -328,7 +333,9 @@ class GraphClient:
 
     async def _json_answer(self, response: httpx.Response) -> GraphResponse:
         # The bytes die as soon as they are decoded: parsing then holds text + objects only.
-        text = decode_utf8_strict(await read_capped(response, self._limits.graph_body_bytes))
+        data = await read_capped(response, self._limits.graph_body_bytes)
+        text = decode_utf8_strict(checked_cost(data, self._limits.graph_body_values))
+        del data
         body = parse_json_text(text) if text else None
         del text
         return GraphResponse(

@@ -8,6 +8,7 @@ or a query.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
@@ -64,7 +65,8 @@ def is_graph_url(url: str, root: str) -> bool:
     """True only for an https URL on the root's host and port, under the root's path.
 
     The bearer token goes wherever a URL points, so anything else — another host, a
-    userinfo trick, a different port, a path outside the API version — is refused.
+    userinfo trick, a different port, a path outside the API version, a `..` segment
+    however it is percent-encoded (`%2e%2e`, `%252E%252E`) — is refused.
     """
     try:
         target = urlsplit(url)
@@ -82,4 +84,31 @@ def is_graph_url(url: str, root: str) -> bool:
     if target_port != base_port:
         return False
     base_path = base.path.rstrip("/") + "/"
-    return target.path.startswith(base_path) and ".." not in target.path.split("/")
+    decoded = _fully_decoded(target.path)
+    return (
+        decoded is not None
+        and target.path.startswith(base_path)
+        and decoded.startswith(base_path)
+        and not _DOT_SEGMENT.search(decoded)
+    )
+
+
+DECODE_ROUNDS = 4
+"""Percent-decodings tried on a path; one still changing after that is refused."""
+_DOT_SEGMENT = re.compile(r"(?:^|[/\\])\.\.(?:[/\\;]|$)")
+"""A ``..`` segment: ``/`` or ``\\`` before it, ``/``, ``\\``, ``;params`` or the end after it."""
+
+
+def _fully_decoded(path: str) -> str | None:
+    """``path`` percent-decoded until it stops changing (``%252e`` is ``%2e`` is ``.``).
+
+    A server or proxy on the way may decode once or twice before it resolves dot segments,
+    so the check must see what the last decoder would: None when that takes more rounds
+    than ``DECODE_ROUNDS``.
+    """
+    for _ in range(DECODE_ROUNDS):
+        decoded = unquote(path, errors="replace")
+        if decoded == path:
+            return path
+        path = decoded
+    return None

@@ -20,7 +20,12 @@ import httpx
 import trio
 
 from mfconnector.errors import GraphError
-from mfconnector.graph.body import decode_utf8_strict, parse_json_text, read_capped
+from mfconnector.graph.body import (
+    checked_cost,
+    decode_utf8_strict,
+    parse_json_text,
+    read_capped,
+)
 from mfconnector.graph.client import GraphClient, GraphResponse
 from mfconnector.graph.errors import graph_error_from_response, request_id
 from mfconnector.graph.urls import build_url
@@ -73,7 +78,8 @@ async def _attempts(
             request.headers["Content-Type"] = "application/json"
         status, answer_headers, data = await _exchange(client, request, log_as)
         if 200 <= status < 300:
-            text = decode_utf8_strict(data) if data else ""
+            limit = client._limits.graph_body_values
+            text = decode_utf8_strict(checked_cost(data, limit)) if data else ""
             parsed = parse_json_text(text) if text.strip() else None
             kept = {k: answer_headers[k] for k in ("request-id",) if k in answer_headers}
             return GraphResponse(body=parsed, status=status, headers=kept)

@@ -36,6 +36,7 @@ import sqlite3
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,6 +225,8 @@ class SendStore:
             connection.close()
             raise self._broken(f"is not a usable SQLite database ({exc})") from None
         self._connection = connection
+        # A store dropped without close() still closes its file (Python 3.13 warns otherwise).
+        weakref.finalize(self, connection.close)
         return connection
 
     def _refuse(self, what: str, hint: str) -> StateStoreError:
