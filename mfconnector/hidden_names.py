@@ -48,10 +48,15 @@ def with_name_warnings(structured: dict[str, Any], max_warnings: int) -> dict[st
     ``max_warnings``; past that, ``warnings_omitted`` says how many more)."""
     found: list[dict[str, Any]] = []
     _scan(structured, "", None, found)
+    # A tool that checked its own names (a draft's preview) already said so: once is enough.
+    existing = structured.get("warnings")
+    prior = [w for w in existing if isinstance(w, dict)] if isinstance(existing, list) else []
+    already = {w.get("shown_as") for w in prior if w.get("kind") == "invisible"}
+    found = [w for w in found if w["shown_as"] not in already]
     if not found:
         return structured
     out = dict(structured)
-    out["warnings"] = found[:max_warnings]
+    out["warnings"] = prior + found[:max_warnings]
     if len(found) > max_warnings:
         out["warnings_omitted"] = len(found) - max_warnings
     return out

@@ -43,8 +43,14 @@ class Hidden:
     visible: str
 
     def as_warning(self, field: str) -> dict[str, object]:
-        """The warning entry a result carries, in the one key style the server writes."""
-        return {"field": field, "code_points": list(self.code_points), "shown_as": self.visible}
+        """The warning entry a result carries, in the one key style the server writes (the
+        same ``kind`` whether the read tools or a draft's preview found it)."""
+        return {
+            "kind": "invisible",
+            "field": field,
+            "code_points": list(self.code_points),
+            "shown_as": self.visible,
+        }
 
 
 def _is_hidden(char: str) -> bool:

@@ -20,6 +20,7 @@ from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.visible import BIDI_CONTROLS
 
 PHISHING_ATTACHMENT = {
+    "kind": "invisible",
     "field": "attachments[0].name",
     "code_points": ["U+202E"],
     "shown_as": "INV-2026-0877_<U+202E>fdp.scr",

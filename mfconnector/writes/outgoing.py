@@ -256,7 +256,7 @@ def record_warnings(record: dict[str, Any]) -> list[dict[str, Any]]:
         for key in ("name", "address"):
             hidden = find_hidden(person.get(key, ""))
             if hidden is not None:
-                warnings.append({"kind": "invisible", **hidden.as_warning(f"{where}.{key}")})
+                warnings.append(hidden.as_warning(f"{where}.{key}"))
         for label in mixed_script_labels(person.get("address", "")):
             warnings.append({"kind": "mixed_script", "field": f"{where}.address", **label})
         named = _address_in_name(person.get("name", ""))
@@ -271,10 +271,10 @@ def record_warnings(record: dict[str, Any]) -> list[dict[str, Any]]:
             )
     hidden = find_hidden(record.get("subject", ""))
     if hidden is not None:
-        warnings.append({"kind": "invisible", **hidden.as_warning("subject")})
+        warnings.append(hidden.as_warning("subject"))
     for index, attachment in enumerate(record.get("attachments") or []):
         hidden = find_hidden(attachment.get("name", ""))
         if hidden is not None:
             field = f"attachments[{index}].name"
-            warnings.append({"kind": "invisible", **hidden.as_warning(field)})
+            warnings.append(hidden.as_warning(field))
     return warnings
