@@ -1,0 +1,98 @@
+"""Interop over HTTP: the official MCP Python SDK's Streamable HTTP client, with a bearer
+token, against the real ``serve-http --demo`` process, in each era the SDK speaks.
+
+The token goes in the SDK's own way: an ``httpx2.AsyncClient`` with an ``Authorization``
+header, passed as ``http_client`` to ``streamable_http_client``. 2025-11-25 is the SDK's
+``mode="legacy"`` handshake (its session id, its DELETE on close); 2025-06-18 is the
+lower-level ``ClientSession`` with the SDK's own ``InitializeRequest`` at that version;
+2026-07-28 is ``mode="auto"`` (probes ``server/discover``) and the pinned version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+import trio
+from mcp import Client, ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from tests.hosted_process import HostedServer, hosted_server
+
+pytestmark = pytest.mark.slow
+
+TEST_SECONDS = 60
+INFO = types.Implementation(name="mfconnector-http-interop", version="1")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedServer]:
+    with hosted_server(tmp_path_factory.mktemp("hosted-sdk")) as running:
+        yield running
+
+
+@asynccontextmanager
+async def http_client(server: HostedServer, user: str = "a1") -> AsyncIterator[httpx2.AsyncClient]:
+    async with httpx2.AsyncClient(headers=server.auth(user), timeout=30) as client:
+        yield client
+
+
+def messages(result: types.CallToolResult) -> list[Any]:
+    assert result.structured_content is not None
+    rows: list[Any] = result.structured_content["messages"]
+    return rows
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto", "2026-07-28"])
+async def test_sdk_client_lists_and_calls_tools(server: HostedServer, mode: str) -> None:
+    with trio.fail_after(TEST_SECONDS):
+        async with (
+            http_client(server) as http,
+            Client(
+                streamable_http_client(server.url, http_client=http),
+                mode=mode,
+                client_info=INFO,
+                read_timeout_seconds=20,
+            ) as client,
+        ):
+            expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
+            assert client.protocol_version == expected
+            listed = await client.list_tools()
+            names = {tool.name for tool in listed.tools}
+            assert {"mail_list", "mail_read", "account_status"} <= names
+            result = await client.call_tool("mail_list", {"limit": 3})
+            assert len(messages(result)) == 3
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("no_such_tool", {})
+            assert unknown.value.error.code == -32602
+
+
+async def test_sdk_session_at_2025_06_18(server: HostedServer) -> None:
+    with trio.fail_after(TEST_SECONDS):
+        async with (
+            http_client(server) as http,
+            streamable_http_client(server.url, http_client=http) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=20, client_info=INFO) as session,
+        ):
+            result = await session.send_request(
+                types.InitializeRequest(
+                    params=types.InitializeRequestParams(
+                        protocol_version="2025-06-18",
+                        capabilities=types.ClientCapabilities(),
+                        client_info=INFO,
+                    )
+                ),
+                types.InitializeResult,
+            )
+            assert result.protocol_version == "2025-06-18"
+            session.adopt(result)
+            await session.send_notification(types.InitializedNotification())
+            listed = await session.list_tools()
+            assert any(tool.name == "mail_list" for tool in listed.tools)
+            called = await session.call_tool("mail_list", {"limit": 1})
+            assert len(messages(called)) == 1
