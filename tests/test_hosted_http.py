@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -74,7 +73,7 @@ def call(
         headers=modern_headers(server, "tools/call", name, user),
     )
     assert response.status_code == 200, response.text
-    reply = response.json()
+    reply: dict[str, Any] = response.json()
     assert_valid(MODERN, "CallToolResultResponse", reply)
     return reply
 
