@@ -11,11 +11,10 @@ as a made-up id (404), so an id that leaks is no way into someone else's mail. A
 from __future__ import annotations
 
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import trio
 
 from mfconnector.limits import Limits
 from mfconnector.server import McpServer
@@ -34,7 +33,7 @@ class _Entry:
 
 
 class LegacySessions:
-    def __init__(self, limits: Limits, clock: Callable[[], float] = trio.current_time) -> None:
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
         self._limits = limits
         self._clock = clock
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
