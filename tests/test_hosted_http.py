@@ -396,6 +396,19 @@ def test_legacy_session_lifecycle(client: httpx.Client, server: HostedServer) ->
     assert again.status_code == 404
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", None, "2025-06-18", "2026-07-28"])
+def test_legacy_version_header_must_be_the_sessions(
+    client: httpx.Client, server: HostedServer, version: str | None
+) -> None:
+    session_id = initialize(client, server)
+    headers = {**server.auth(), "Mcp-Session-Id": session_id}
+    if version is not None:
+        headers["MCP-Protocol-Version"] = version
+    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
+    response = client.post(server.url, json=body, headers=headers)
+    assert response.status_code == (200 if version in ("2025-11-25", None) else 400)
+
+
 def test_legacy_request_without_session_is_400(client: httpx.Client, server: HostedServer) -> None:
     response = legacy_list(client, server, None)
     assert response.status_code == 400

@@ -247,7 +247,7 @@ def test_sessions_kept_at_l_minus_1_l_and_l_plus_1(delta: int) -> None:
     sessions = LegacySessions(dataclasses.replace(DEFAULT_LIMITS, http_sessions=limit), clock)
     ids = []
     for _ in range(limit + delta):
-        ids.append(sessions.create("owner", a_server()))
+        ids.append(sessions.create("owner", a_server(), "2025-11-25"))
         clock.now += 1
     assert len(sessions) == min(limit, limit + delta)
     first_kept = sessions.get(ids[0], "owner") is not None
@@ -259,7 +259,7 @@ def test_session_expires_when_idle_and_use_keeps_it_alive() -> None:
     idle = DEFAULT_LIMITS.http_session_idle_seconds
     clock = Clock()
     sessions = LegacySessions(DEFAULT_LIMITS, clock)
-    session_id = sessions.create("owner", a_server())
+    session_id = sessions.create("owner", a_server(), "2025-11-25")
     clock.now += idle - 1
     assert sessions.get(session_id, "owner") is not None  # used: the idle time starts again
     clock.now += idle - 1
@@ -271,7 +271,7 @@ def test_session_expires_when_idle_and_use_keeps_it_alive() -> None:
 
 def test_a_session_belongs_to_its_creator() -> None:
     sessions = LegacySessions(DEFAULT_LIMITS)
-    session_id = sessions.create("alice", a_server())
+    session_id = sessions.create("alice", a_server(), "2025-11-25")
     assert sessions.get(session_id, "bob") is None
     assert not sessions.end(session_id, "bob")
     assert sessions.end(session_id, "alice")

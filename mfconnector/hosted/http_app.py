@@ -285,8 +285,9 @@ class McpHttpApp:
                 text = f"Internal error: the tool call did not finish within {seconds:g} s"
                 reply = Reply(error_response(message.id, INTERNAL_ERROR, text))
         assert reply is not None
-        if message.method == "initialize" and reply.response and "result" in reply.response:
-            session_id = self._sessions.create(subject.key, server)
+        result = (reply.response or {}).get("result")
+        if message.method == "initialize" and isinstance(result, dict):
+            session_id = self._sessions.create(subject.key, server, result["protocolVersion"])
             extra = [("mcp-session-id", session_id)]
         lines = Session(server, self._limits).encode_reply(message.id, message.method, reply)
         return self._encode(lines, message, media, extra)
@@ -321,14 +322,22 @@ class McpHttpApp:
                 "returned (or send 2026-07-28 _meta and no session)",
                 request_id=request.id,
             )
-        server = self._sessions.get(session_id, subject.key)
-        if server is None:
+        session = self._sessions.get(session_id, subject.key)
+        if session is None:
             raise HttpRefusal(
                 404,
                 "Session not found: it ended, expired or is not yours; send initialize again",
                 request_id=request.id,
             )
-        return server, []
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version != session.version:
+            raise HttpRefusal(
+                400,
+                f"Bad Request: MCP-Protocol-Version {version[:40]!r} is not this session's "
+                f"version ({session.version})",
+                request_id=request.id,
+            )
+        return session.server, []
 
     def _encode(
         self, lines: list[bytes], request: Request, media: str, extra: list[tuple[str, str]]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mfconnector.limits import Limits
 from mfconnector.server import McpServer
 
-__all__ = ["SESSION_ID_CHARS", "LegacySessions"]
+__all__ = ["SESSION_ID_CHARS", "LegacySession", "LegacySessions"]
 
 SESSION_ID_CHARS = 128
 """A longer ``Mcp-Session-Id`` is not one of ours: refused without a look-up."""
@@ -29,7 +29,15 @@ SESSION_ID_CHARS = 128
 class _Entry:
     owner: str
     server: McpServer
+    version: str
     last_used: float
+
+
+@dataclass(frozen=True)
+class LegacySession:
+    server: McpServer
+    version: str
+    """The revision ``initialize`` settled on: what ``MCP-Protocol-Version`` must say."""
 
 
 class LegacySessions:
@@ -41,22 +49,22 @@ class LegacySessions:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def create(self, owner: str, server: McpServer) -> str:
+    def create(self, owner: str, server: McpServer, version: str) -> str:
         self._expire()
         session_id = secrets.token_urlsafe(32)
-        self._entries[session_id] = _Entry(owner, server, self._clock())
+        self._entries[session_id] = _Entry(owner, server, version, self._clock())
         while len(self._entries) > self._limits.http_sessions:
             self._entries.popitem(last=False)
         return session_id
 
-    def get(self, session_id: str, owner: str) -> McpServer | None:
-        """The session's router; None for an unknown, expired or another user's id."""
+    def get(self, session_id: str, owner: str) -> LegacySession | None:
+        """The session; None for an unknown, expired or another user's id."""
         entry = self._entry(session_id, owner)
         if entry is None:
             return None
         entry.last_used = self._clock()
         self._entries.move_to_end(session_id)
-        return entry.server
+        return LegacySession(entry.server, entry.version)
 
     def end(self, session_id: str, owner: str) -> bool:
         if self._entry(session_id, owner) is None:
