@@ -24,7 +24,7 @@ from tests.oauth_issuer import SCOPE, LocalIssuer
 
 PUBLIC_URL = "https://mail.example.test/mcp"
 START_SECONDS = 30.0
-SERVING = re.compile(r"serving MCP on (http://[^ ]+/mcp)")
+SERVING = re.compile(r"serving MCP on http://[^ :]+:(\d+)/mcp")
 
 
 @dataclass
@@ -48,20 +48,22 @@ class HostedServer:
 
 
 @contextmanager
-def hosted_server(tmp_path: Path, *extra: str) -> Iterator[HostedServer]:
+def hosted_server(
+    tmp_path: Path, *extra: str, listen: str | None = "127.0.0.1:0", env_listen: str = ""
+) -> Iterator[HostedServer]:
+    """``listen`` None: no ``--listen`` flag, so ``env_listen`` (``MFC_HTTP_LISTEN``) applies."""
     with LoopbackServer() as loopback:
         issuer = LocalIssuer(loopback)
         issuer.publish()
         stderr_path = tmp_path / "server-stderr.txt"
-        env = {**os.environ, "HOME": str(tmp_path / "home"), "MFC_HTTP_LISTEN": ""}
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "MFC_HTTP_LISTEN": env_listen}
         command = [
             sys.executable,
             "-m",
             "mfconnector",
             "serve-http",
             "--demo",
-            "--listen",
-            "127.0.0.1:0",
+            *(["--listen", listen] if listen is not None else []),
             "--public-url",
             PUBLIC_URL,
             "--oauth-issuer",
@@ -95,7 +97,7 @@ def _wait_for_address(process: subprocess.Popen[bytes], stderr_path: Path) -> st
     while time.monotonic() < deadline:
         found = SERVING.search(stderr_path.read_text(errors="replace"))
         if found:
-            return found.group(1)
+            return f"http://127.0.0.1:{found.group(1)}/mcp"
         if process.poll() is not None:
             raise AssertionError(
                 f"serve-http exited {process.returncode}: {stderr_path.read_text()}"

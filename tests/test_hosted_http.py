@@ -467,3 +467,10 @@ def test_users_see_only_their_own_mailbox(client: httpx.Client, server: HostedSe
     assert created["result"]["isError"] is False, created
     assert subject in draft_subjects(client, server, "a1")
     assert subject not in draft_subjects(client, server, "b2")
+
+
+def test_no_token_reaches_the_log(client: httpx.Client, server: HostedServer) -> None:
+    still_serves(client, server)
+    log = server.stderr()
+    assert "bearer token refused" in log  # the refusals above were logged ...
+    assert "eyJ" not in log  # ... and no JWT (base64url of '{"') appears anywhere
