@@ -331,6 +331,10 @@ class Limits:
     http_request_seconds: float = 120.0
     """Longest one POST may take, reading its body and running its tool call included; past
     it the request is answered with an error that says so."""
+    http_drain_bytes: int = 1_000_000
+    """After a body over ``line_bytes`` is refused, up to this many more of its bytes are
+    read and dropped so that the client, still sending, can read the 413; a larger body
+    has its connection closed instead."""
     http_idle_seconds: float = 30.0
     """How long an idle keep-alive connection is held open (hypercorn's keep-alive timeout)."""
     http_requests: int = 64

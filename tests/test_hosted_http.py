@@ -474,3 +474,38 @@ def test_no_token_reaches_the_log(client: httpx.Client, server: HostedServer) ->
     log = server.stderr()
     assert "bearer token refused" in log  # the refusals above were logged ...
     assert "eyJ" not in log  # ... and no JWT (base64url of '{"') appears anywhere
+
+
+def sse_messages(text: str) -> list[dict[str, Any]]:
+    found = []
+    for block in text.split("\n\n"):
+        if block:
+            event, data = block.split("\n")
+            assert event == "event: message"
+            found.append(json.loads(data.removeprefix("data: ")))
+    return found
+
+
+def test_progress_streams_before_the_result(client: httpx.Client, server: HostedServer) -> None:
+    document = {"path": "Documents/Contract – Fabrikam MSA.pdf"}
+    body = modern("tools/call", 11, name="files_read", arguments=document)
+    body["params"]["_meta"] = {**META, "progressToken": "p-11"}
+    headers = {
+        **modern_headers(server, "tools/call", "files_read"),
+        "Accept": "application/json, text/event-stream",
+    }
+    response = client.post(server.url, json=body, headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream"
+    *notes, last = sse_messages(response.text)
+    assert notes, "no progress before the result"
+    for note in notes:
+        assert_valid(MODERN, "ProgressNotification", note)
+        assert note["params"]["progressToken"] == "p-11"
+    assert_valid(MODERN, "CallToolResultResponse", last)
+    assert last["id"] == 11
+    # without a token the same call is answered in one JSON body
+    del body["params"]["_meta"]["progressToken"]
+    plain = client.post(server.url, json=body, headers=headers)
+    assert plain.headers["content-type"] == "application/json"
+    assert_valid(MODERN, "CallToolResultResponse", plain.json())

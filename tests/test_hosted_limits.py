@@ -78,10 +78,19 @@ class Harness:
         self, app: McpHttpApp, issuer: LocalIssuer, gate: Gate, tenants: TenantPool
     ) -> None:
         self.app, self.issuer, self.gate, self.tenants = app, issuer, gate, tenants
+        self.chunks_read = 0
 
     async def post(
-        self, user: str, method: str = "tools/call", *, body_never_ends: bool = False
+        self,
+        user: str,
+        method: str = "tools/call",
+        *,
+        body_never_ends: bool = False,
+        chunks: list[bytes] | None = None,
+        content_length: int | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
+        """One request through the app; ``chunks`` replace the JSON body, and
+        ``self.chunks_read`` counts how many of them the app took."""
         params: dict[str, Any] = {"_meta": META}
         headers = {
             "mcp-protocol-version": MODERN,
@@ -94,18 +103,18 @@ class Harness:
         token = self.issuer.token(PUBLIC_URL, oid=f"00000000-0000-0000-0000-{user:0>12}")
         headers["authorization"] = f"Bearer {token}"
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+        pending = list(chunks) if chunks is not None else [body]
+        if content_length is not None:
+            headers["content-length"] = str(content_length)
         sent: list[dict[str, Any]] = []
-        delivered = False
+        self.chunks_read = 0
 
         async def receive() -> dict[str, Any]:
-            nonlocal delivered
-            if body_never_ends:
+            if body_never_ends or not pending:
                 await trio.sleep_forever()
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await trio.sleep_forever()
-            raise AssertionError("unreachable")
+            self.chunks_read += 1
+            chunk = pending.pop(0)
+            return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
 
         async def send(message: dict[str, Any]) -> None:
             sent.append(message)
@@ -223,6 +232,34 @@ async def test_a_body_that_never_ends_is_408(make: Any) -> None:
         status, _, body = await harness.post("a1", body_never_ends=True)
     assert status == 408
     assert "did not arrive within 0.5 s" in json.loads(body)["error"]["message"]
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_body_cap_at_l_minus_1_l_and_l_plus_1(make: Any, delta: int) -> None:
+    limit = 200
+    harness: Harness = make(dataclasses.replace(DEFAULT_LIMITS, line_bytes=limit))
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META, "pad": ""}}
+    )
+    body = body.replace('"pad": ""', '"pad": "' + "x" * (limit + delta - len(body)) + '"')
+    assert len(body) == limit + delta
+    status, _, answer = await harness.post("a1", "tools/list", chunks=[body.encode()])
+    assert status == (413 if delta > 0 else 200)
+    if delta > 0:
+        assert f"{limit}-byte limit" in json.loads(answer)["error"]["message"]
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_refused_body_drained_at_l_minus_1_l_and_l_plus_1(make: Any, delta: int) -> None:
+    """A declared body over the cap: drained when the excess is within ``http_drain_bytes``
+    (the client can read its 413), left unread past it."""
+    limits = dataclasses.replace(DEFAULT_LIMITS, line_bytes=100, http_drain_bytes=50)
+    harness: Harness = make(limits)
+    total = limits.line_bytes + limits.http_drain_bytes + delta
+    chunks = [b"x"] * total
+    status, _, _ = await harness.post("a1", "tools/list", chunks=chunks, content_length=total)
+    assert status == 413
+    assert harness.chunks_read == (total if delta <= 0 else 0)
 
 
 # --- sessions and per-user state --------------------------------------------------------

@@ -96,3 +96,52 @@ async def test_sdk_session_at_2025_06_18(server: HostedServer) -> None:
             assert any(tool.name == "mail_list" for tool in listed.tools)
             called = await session.call_tool("mail_list", {"limit": 1})
             assert len(messages(called)) == 1
+
+
+class Heard:
+    """What the SDK handed to one call's progress callback, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.calls.append(progress)
+
+
+SDK_SSE_GENERATOR_LEFT_OPEN = (
+    "ignore:Exception ignored in. <async_generator object "
+    r"(EventSource\.__aiter__|PoolByteStream\.__aiter__|Response\.aiter_(bytes|text)) "
+    ":pytest.PytestUnraisableExceptionWarning"
+)
+"""The SDK (2.3.0) stops reading an SSE response at the response event and leaves httpx2's
+generators (event source, response and pool streams) to the garbage collector, which warns:
+the client's own clean-up, whatever the server sends."""
+
+
+@pytest.mark.filterwarnings(SDK_SSE_GENERATOR_LEFT_OPEN)
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_sdk_progress_arrives_on_the_calls_sse_stream(
+    server: HostedServer, mode: str
+) -> None:
+    with trio.fail_after(TEST_SECONDS):
+        async with (
+            http_client(server) as http,
+            Client(
+                streamable_http_client(server.url, http_client=http),
+                mode=mode,
+                client_info=INFO,
+                read_timeout_seconds=20,
+            ) as client,
+        ):
+            heard = Heard()
+            result = await client.call_tool(
+                "files_read",
+                {"path": "Documents/Contract – Fabrikam MSA.pdf"},
+                progress_callback=heard,
+            )
+            assert result.is_error is False
+            assert (
+                "Master Services Agreement" in (result.structured_content or {})["content"]["text"]
+            )
+            assert heard.calls, "no progress reached the SDK's callback"
+            assert heard.calls == sorted(set(heard.calls))

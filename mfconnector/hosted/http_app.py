@@ -4,7 +4,8 @@
             ─► body (capped) ─► JSON-RPC parse ─► era rules ─► McpServer ─► JSON or SSE
 
 One POST carries one JSON-RPC message. A request gets one response: ``application/json``,
-or a single-event ``text/event-stream`` for a client that takes only SSE. Notifications
+or a single-event ``text/event-stream`` for a client that takes only SSE; a tool call with
+a ``progressToken`` from a client that takes SSE is streamed (``sse_call``). Notifications
 and client responses get 202 with no body. There is no server-initiated stream: GET is
 405. The body is parsed by ``mfconnector.jsonrpc`` under the same limits as a stdio line
 (``line_bytes``, ``request_values``), and ``McpServer`` applies ``tool_arguments_bytes``
@@ -33,6 +34,7 @@ from mfconnector.hosted.bearer import BearerVerifier, InsufficientScope, Subject
 from mfconnector.hosted.http_checks import (
     HEADER_MISMATCH,
     accepted_media,
+    accepts_sse,
     header_mismatch,
     origin_of,
 )
@@ -43,6 +45,7 @@ from mfconnector.hosted.resource import (
     metadata_path,
 )
 from mfconnector.hosted.sessions import LegacySessions
+from mfconnector.hosted.sse_call import sse_event, stream_tool_call
 from mfconnector.hosted.tenants import Tenant, TenantPool
 from mfconnector.jsonrpc import (
     ClientResponse,
@@ -66,6 +69,9 @@ log = logging.getLogger("mfconnector.hosted.http")
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+Answer = tuple[int, list[tuple[str, str]], bytes, str]
+"""Status, extra headers, body and media type of a response sent in one piece."""
 
 SESSION_HEADER = "mcp-session-id"
 BAD_REQUEST_CODES = {PARSE_ERROR, INVALID_REQUEST, HEADER_MISMATCH}
@@ -130,17 +136,17 @@ class McpHttpApp:
             return
         headers = _headers(scope)
         try:
-            status, extra, body, media = await self._handle(scope, headers, receive)
+            answer = await self._handle(scope, headers, receive, send)
         except HttpRefusal as refusal:
-            status, extra, body = refusal.status, refusal.headers, refusal.body()
-            media = "application/json"
-        await _respond(send, status, extra, body, media)
+            answer = refusal.status, refusal.headers, refusal.body(), "application/json"
+        if answer is not None:  # None: a stream that has been answered already
+            await _respond(send, *answer)
 
     # --- routing -----------------------------------------------------------------------
 
     async def _handle(
-        self, scope: Scope, headers: dict[str, str], receive: Receive
-    ) -> tuple[int, list[tuple[str, str]], bytes, str]:
+        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+    ) -> Answer | None:
         path, method = scope["path"], scope["method"]
         if path == self._metadata_path:
             if method not in ("GET", "HEAD"):
@@ -171,7 +177,7 @@ class McpHttpApp:
                 tenant = await self._tenants.get(subject)
                 if method == "DELETE":
                     return self._delete(headers, subject)
-                return await self._post(headers, receive, subject, tenant, deadline)
+                return await self._post(headers, receive, send, subject, tenant, deadline)
 
     @contextmanager
     def _slot(self) -> Iterator[None]:
@@ -230,9 +236,7 @@ class McpHttpApp:
                 401, str(exc), code=None, headers=[("www-authenticate", value)]
             ) from None
 
-    def _delete(
-        self, headers: dict[str, str], subject: Subject
-    ) -> tuple[int, list[tuple[str, str]], bytes, str]:
+    def _delete(self, headers: dict[str, str], subject: Subject) -> Answer:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
             raise HttpRefusal(400, "DELETE needs the Mcp-Session-Id of the session to end")
@@ -246,10 +250,11 @@ class McpHttpApp:
         self,
         headers: dict[str, str],
         receive: Receive,
+        send: Send,
         subject: Subject,
         tenant: Tenant,
         deadline: float,
-    ) -> tuple[int, list[tuple[str, str]], bytes, str]:
+    ) -> Answer | None:
         """One message in, one answer out, all of it by ``deadline``."""
         media = accepted_media(headers.get("accept"))
         if media is None:
@@ -278,6 +283,21 @@ class McpHttpApp:
         server, extra = self._router(headers, message, subject, tenant)
         routed = server.answer_now(message)
         reply: Reply | None = routed if isinstance(routed, Reply) else None
+        if (
+            isinstance(routed, ToolCall)
+            and routed.progress_token is not None
+            and accepts_sse(headers.get("accept"))
+        ):
+            await stream_tool_call(
+                server,
+                routed,
+                receive=receive,
+                send=send,
+                limits=self._limits,
+                deadline=deadline,
+                headers=[],
+            )
+            return None
         if isinstance(routed, ToolCall):
             with trio.move_on_at(deadline):
                 reply = await server.call_tool(routed)
@@ -341,7 +361,7 @@ class McpHttpApp:
 
     def _encode(
         self, lines: list[bytes], request: Request, media: str, extra: list[tuple[str, str]]
-    ) -> tuple[int, list[tuple[str, str]], bytes, str]:
+    ) -> Answer:
         if not lines:
             raise HttpRefusal(500, "Internal error: no reply", code=INTERNAL_ERROR)
         status = 200
@@ -360,14 +380,20 @@ class McpHttpApp:
             if media != "text/event-stream":
                 lines = lines[-1:]  # notifications need a stream the client did not accept
             else:
-                return status, extra, b"".join(_sse_event(line) for line in lines), media
+                return status, extra, b"".join(sse_event(line) for line in lines), media
         return status, extra, lines[-1], media
 
     async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        """The whole body, at most ``line_bytes`` (a stdio line's limit, newline included)."""
+        """The whole body, at most ``line_bytes`` (a stdio line's limit, newline included).
+
+        A longer body is refused, but up to ``http_drain_bytes`` more of it are read and
+        discarded first: a client still sending cannot read the 413 from a closed connection.
+        """
         limit = self._limits.line_bytes
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
+            if int(declared) - limit <= self._limits.http_drain_bytes:
+                await self._drain(receive, int(declared))
             raise _too_large(int(declared), limit)
         body = bytearray()
         while True:
@@ -375,10 +401,23 @@ class McpHttpApp:
             if event["type"] == "http.disconnect":
                 raise HttpRefusal(400, "the client closed the request before its body ended")
             body += event.get("body", b"")
+            more = bool(event.get("more_body", False))
             if len(body) > limit:
+                if more:
+                    await self._drain(receive, self._limits.http_drain_bytes - (len(body) - limit))
                 raise _too_large(len(body), limit)
-            if not event.get("more_body", False):
+            if not more:
                 return bytes(body)
+
+    async def _drain(self, receive: Receive, budget: int) -> None:
+        """Read and drop the rest of a refused body, at most ``budget`` more bytes."""
+        while budget > 0:
+            event = await receive()
+            if event["type"] != "http.request":
+                return
+            budget -= len(event.get("body", b""))
+            if not event.get("more_body", False):
+                return
 
 
 def _too_large(size: int, limit: int) -> HttpRefusal:
@@ -401,10 +440,6 @@ def _headers(scope: Scope) -> dict[str, str]:
     for name, value in scope["headers"]:
         found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
     return found
-
-
-def _sse_event(line: bytes) -> bytes:
-    return b"event: message\ndata: " + line.rstrip(b"\n") + b"\n\n"
 
 
 async def _respond(

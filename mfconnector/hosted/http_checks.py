@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from mfconnector.protocol import META_PROTOCOL_VERSION
 
-__all__ = ["HEADER_MISMATCH", "accepted_media", "header_mismatch", "origin_of"]
+__all__ = ["HEADER_MISMATCH", "accepted_media", "accepts_sse", "header_mismatch", "origin_of"]
 
 HEADER_MISMATCH = -32020
 NAME_BEARING = {"tools/call": "name"}
@@ -73,3 +73,10 @@ def accepted_media(accept: str | None) -> str | None:
     if "text/event-stream" in kinds:
         return "text/event-stream"
     return None
+
+
+def accepts_sse(accept: str | None) -> bool:
+    """The client named ``text/event-stream`` (a stream of progress it can read)."""
+    if accept is None:
+        return False
+    return "text/event-stream" in {part.split(";")[0].strip().lower() for part in accept.split(",")}
