@@ -44,13 +44,18 @@ class Gate:
     def __init__(self) -> None:
         self.inside = 0
         self.seen = 0
+        self.cancelled = 0
         self.release = trio.Event()
         self.entered, self.entries = trio.open_memory_channel[None](64)
 
     async def handler(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
         self.inside += 1
         self.entered.send_nowait(None)
-        await self.release.wait()
+        try:
+            await self.release.wait()
+        except trio.Cancelled:
+            self.cancelled += 1
+            raise
         return {"done": True}
 
 
@@ -88,6 +93,8 @@ class Harness:
         body_never_ends: bool = False,
         chunks: list[bytes] | None = None,
         content_length: int | None = None,
+        progress: bool = False,
+        disconnect: trio.Event | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         """One request through the app; ``chunks`` replace the JSON body, and
         ``self.chunks_read`` counts how many of them the app took."""
@@ -100,6 +107,9 @@ class Harness:
         if method == "tools/call":
             params.update(name="wait", arguments={})
             headers["mcp-name"] = "wait"
+        if progress:
+            params["_meta"] = {**META, "progressToken": "p1"}
+            headers["accept"] = "application/json, text/event-stream"
         token = self.issuer.token(PUBLIC_URL, oid=f"00000000-0000-0000-0000-{user:0>12}")
         headers["authorization"] = f"Bearer {token}"
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
@@ -110,6 +120,9 @@ class Harness:
         self.chunks_read = 0
 
         async def receive() -> dict[str, Any]:
+            if not pending and disconnect is not None:
+                await disconnect.wait()
+                return {"type": "http.disconnect"}
             if body_never_ends or not pending:
                 await trio.sleep_forever()
             self.chunks_read += 1
@@ -126,9 +139,9 @@ class Harness:
             "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
         }
         await self.app(scope, receive, send)
-        start, content = sent
+        start, *content = sent
         response_headers = {k.decode(): v.decode() for k, v in start["headers"]}
-        return start["status"], response_headers, content["body"]
+        return start["status"], response_headers, b"".join(part["body"] for part in content)
 
 
 @pytest.fixture
@@ -232,6 +245,25 @@ async def test_a_body_that_never_ends_is_408(make: Any) -> None:
         status, _, body = await harness.post("a1", body_never_ends=True)
     assert status == 408
     assert "did not arrive within 0.5 s" in json.loads(body)["error"]["message"]
+
+
+async def test_closing_a_progress_stream_cancels_the_call(make: Any) -> None:
+    harness: Harness = make(DEFAULT_LIMITS)
+    gone = trio.Event()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+
+            async def streamed() -> None:
+                status, headers, _ = await harness.post("a1", progress=True, disconnect=gone)
+                assert status == 200
+                assert headers["content-type"] == "text/event-stream"
+
+            nursery.start_soon(streamed)
+            await wait_inside(harness.gate, 1)
+            gone.set()  # the client closes the stream while the tool is still running
+    assert harness.gate.cancelled == 1
+    after, _, _ = await harness.post("a1", "tools/list")
+    assert after == 200
 
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])
