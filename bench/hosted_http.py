@@ -26,7 +26,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.hosted_process import hosted_server  # noqa: E402
+from tests.hosted_process import hosted_server
 
 MODERN = "2026-07-28"
 META = {
