@@ -148,7 +148,7 @@ class Harness:
 async def make(issuer: LocalIssuer) -> AsyncIterator[Any]:
     async with httpx.AsyncClient(trust_env=False) as client:
 
-        def build(limits: Limits) -> Harness:
+        def build(limits: Limits, *, broken: bool = False) -> Harness:
             resource = ResourceSettings.build(
                 public_url=PUBLIC_URL, issuer=issuer.issuer, scope=SCOPE, jwks_url=issuer.jwks_url
             )
@@ -157,6 +157,9 @@ async def make(issuer: LocalIssuer) -> AsyncIterator[Any]:
             context = plain_context(limits)
 
             def tenant(subject: Subject) -> Tenant:
+                if broken:
+                    raise RuntimeError("a bug while building a user's state")
+
                 def new_server() -> McpServer:
                     return McpServer([waiting_tool(gate)], context)
 
@@ -245,6 +248,18 @@ async def test_a_body_that_never_ends_is_408(make: Any) -> None:
         status, _, body = await harness.post("a1", body_never_ends=True)
     assert status == 408
     assert "did not arrive within 0.5 s" in json.loads(body)["error"]["message"]
+
+
+async def test_an_unexpected_failure_is_500_in_our_words(
+    make: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    harness: Harness = make(DEFAULT_LIMITS, broken=True)
+    status, _, body = await harness.post("a1", "tools/list")
+    assert status == 500
+    reply = json.loads(body)
+    assert reply["error"] == {"code": -32603, "message": "Internal error"}
+    assert "a bug while building" not in body.decode()
+    assert "unexpected failure serving POST /mcp" in caplog.text
 
 
 async def test_closing_a_progress_stream_cancels_the_call(make: Any) -> None:

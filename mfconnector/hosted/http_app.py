@@ -135,10 +135,23 @@ class McpHttpApp:
         if scope["type"] != "http":
             return
         headers = _headers(scope)
+        started = False
+
+        async def tracked(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
         try:
-            answer = await self._handle(scope, headers, receive, send)
+            answer = await self._handle(scope, headers, receive, tracked)
         except HttpRefusal as refusal:
             answer = refusal.status, refusal.headers, refusal.body(), "application/json"
+        except Exception:
+            if started:
+                raise  # a stream already under way: hypercorn closes the connection
+            log.exception("unexpected failure serving %s %s", scope["method"], scope["path"][:100])
+            failure = HttpRefusal(500, "Internal error", code=INTERNAL_ERROR)
+            answer = failure.status, [], failure.body(), "application/json"
         if answer is not None:  # None: a stream that has been answered already
             await _respond(send, *answer)
 
@@ -149,8 +162,8 @@ class McpHttpApp:
     ) -> Answer | None:
         path, method = scope["path"], scope["method"]
         if path == self._metadata_path:
-            if method not in ("GET", "HEAD"):
-                raise HttpRefusal(405, "use GET", code=None, headers=[("allow", "GET, HEAD")])
+            if method != "GET":
+                raise HttpRefusal(405, "use GET", code=None, headers=[("allow", "GET")])
             return 200, [("cache-control", "max-age=3600")], self._metadata, "application/json"
         if path != self._endpoint:
             raise HttpRefusal(404, "not found: the MCP endpoint is " + self._endpoint, code=None)
@@ -174,9 +187,9 @@ class McpHttpApp:
         with self._slot():
             subject = await self._authenticate(headers)
             with self._subject_slot(subject):
-                tenant = await self._tenants.get(subject)
                 if method == "DELETE":
                     return self._delete(headers, subject)
+                tenant = await self._tenants.get(subject)
                 return await self._post(headers, receive, send, subject, tenant, deadline)
 
     @contextmanager
