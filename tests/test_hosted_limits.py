@@ -95,6 +95,8 @@ class Harness:
         content_length: int | None = None,
         progress: bool = False,
         disconnect: trio.Event | None = None,
+        legacy: dict[str, Any] | None = None,
+        session: str | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         """One request through the app; ``chunks`` replace the JSON body, and
         ``self.chunks_read`` counts how many of them the app took."""
@@ -113,6 +115,11 @@ class Harness:
         token = self.issuer.token(PUBLIC_URL, oid=f"00000000-0000-0000-0000-{user:0>12}")
         headers["authorization"] = f"Bearer {token}"
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+        if legacy is not None:  # a 2025 message: no modern headers, maybe a session
+            body = json.dumps(legacy).encode()
+            del headers["mcp-protocol-version"], headers["mcp-method"]
+        if session is not None:
+            headers["mcp-session-id"] = session
         pending = list(chunks) if chunks is not None else [body]
         if content_length is not None:
             headers["content-length"] = str(content_length)
@@ -373,28 +380,83 @@ def subject(user: str) -> Subject:
     )
 
 
-@pytest.mark.parametrize("delta", [-1, 0, 1])
-async def test_user_state_kept_at_l_minus_1_l_and_l_plus_1(delta: int) -> None:
-    limit = 3
-    built: list[str] = []
-    closed: list[str] = []
-
+def pool_of(limit: int, built: list[str], closed: list[str]) -> TenantPool:
     def build(who: Subject) -> Tenant:
         built.append(who.subject)
 
         async def close() -> None:
             closed.append(who.subject)
 
-        server = a_server()
-        return Tenant(server, a_server, close)
+        return Tenant(a_server(), a_server, close)
 
-    pool = TenantPool(build, limit)
+    return TenantPool(build, limit)
+
+
+async def tenant_of(pool: TenantPool, user: str) -> Tenant:
+    async with pool.use(subject(user)) as tenant:
+        return tenant
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_user_state_kept_at_l_minus_1_l_and_l_plus_1(delta: int) -> None:
+    limit = 3
+    built: list[str] = []
+    closed: list[str] = []
+    dropped: list[str] = []
+    pool = pool_of(limit, built, closed)
+    pool.on_drop = dropped.append
     users = [f"user{index}" for index in range(limit + delta)]
-    tenants = [await pool.get(subject(user)) for user in users]
+    tenants = [await tenant_of(pool, user) for user in users]
     assert len(pool) == min(limit, limit + delta)
     assert closed == (["user0"] if delta > 0 else [])
-    again = await pool.get(subject(users[-1]))
-    assert again is tenants[-1]  # kept, not rebuilt
-    first = await pool.get(subject("user0"))
+    assert dropped == ([subject("user0").key] if delta > 0 else [])
+    assert await tenant_of(pool, users[-1]) is tenants[-1]  # kept, not rebuilt
+    first = await tenant_of(pool, "user0")
     assert (first is tenants[0]) == (delta <= 0)
     assert built.count("user0") == (2 if delta > 0 else 1)
+
+
+async def test_user_state_in_use_is_never_dropped() -> None:
+    built: list[str] = []
+    closed: list[str] = []
+    pool = pool_of(1, built, closed)
+    async with pool.use(subject("busy")) as busy:
+        async with pool.use(subject("other")) as other:
+            assert len(pool) == 2  # over capacity while both are in use
+            assert closed == []
+        # "busy" is the least recently used, but in use: "other" goes instead
+        assert closed == ["other"]
+        async with pool.use(subject("busy")) as again:
+            assert again is busy
+    assert other is not busy
+    assert len(pool) == 1
+
+
+async def test_a_dropped_users_sessions_answer_404(make: Any) -> None:
+    harness: Harness = make(dataclasses.replace(DEFAULT_LIMITS, http_subjects=1))
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t"},
+        },
+    }
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    status, headers, _ = await harness.post("a1", legacy=initialize)
+    assert status == 200
+    session_id = headers["mcp-session-id"]
+    assert (await harness.post("a1", legacy=listing, session=session_id))[0] == 200
+    assert (await harness.post("b2", "tools/list"))[0] == 200  # a1's state is dropped
+    assert (await harness.post("a1", legacy=listing, session=session_id))[0] == 404
+
+
+def test_dropped_users_sessions_end() -> None:
+    sessions = LegacySessions(DEFAULT_LIMITS)
+    mine = [sessions.create("alice", a_server(), "2025-11-25") for _ in range(2)]
+    theirs = sessions.create("bob", a_server(), "2025-11-25")
+    assert sessions.end_all("alice") == 2
+    assert all(sessions.get(session_id, "alice") is None for session_id in mine)
+    assert sessions.get(theirs, "bob") is not None

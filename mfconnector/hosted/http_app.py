@@ -120,6 +120,7 @@ class McpHttpApp:
         self._tenants = tenants
         self._limits = limits
         self._sessions = LegacySessions(limits)
+        tenants.on_drop = self._sessions.end_all
         self._endpoint = endpoint_path or _path_of(resource.public_url)
         self._metadata_path = metadata_path(resource.public_url)
         self._metadata = encode_json(metadata_document(resource))
@@ -189,8 +190,8 @@ class McpHttpApp:
             with self._subject_slot(subject):
                 if method == "DELETE":
                     return self._delete(headers, subject)
-                tenant = await self._tenants.get(subject)
-                return await self._post(headers, receive, send, subject, tenant, deadline)
+                async with self._tenants.use(subject) as tenant:
+                    return await self._post(headers, receive, send, subject, tenant, deadline)
 
     @contextmanager
     def _slot(self) -> Iterator[None]:

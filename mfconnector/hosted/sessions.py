@@ -72,6 +72,13 @@ class LegacySessions:
         del self._entries[session_id]
         return True
 
+    def end_all(self, owner: str) -> int:
+        """End every session of this user (their server state is gone); returns how many."""
+        ended = [sid for sid, entry in self._entries.items() if entry.owner == owner]
+        for session_id in ended:
+            del self._entries[session_id]
+        return len(ended)
+
     def _entry(self, session_id: str, owner: str) -> _Entry | None:
         if len(session_id) > SESSION_ID_CHARS:
             return None
