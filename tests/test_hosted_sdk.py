@@ -145,3 +145,77 @@ async def test_sdk_progress_arrives_on_the_calls_sse_stream(
             )
             assert heard.calls, "no progress reached the SDK's callback"
             assert heard.calls == sorted(set(heard.calls))
+
+
+class Person:
+    """The SDK's elicitation callback: records what it was shown and answers as told."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+        self.shown: list[str] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.shown.append(params.message)
+        if self.action == "accept":
+            return types.ElicitResult(action="accept", content={"decision": "Send"})
+        return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def acting_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedServer]:
+    flags = ("--enable-writes", "--enable-send", "--confirm", "user")
+    with hosted_server(tmp_path_factory.mktemp("hosted-acting"), *flags) as running:
+        yield running
+
+
+@pytest.mark.filterwarnings(SDK_SSE_GENERATOR_LEFT_OPEN)
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_a_2025_session_asks_the_person_over_its_call_stream(
+    acting_server: HostedServer, action: str
+) -> None:
+    """``--confirm user``: only the person may confirm. In a 2025-11-25 session the server's
+    ``elicitation/create`` goes out on the call's SSE stream, and the SDK's answer comes
+    back in a POST of its own that names the session."""
+    person = Person(action)
+    with trio.fail_after(TEST_SECONDS):
+        async with (
+            http_client(acting_server, user=f"p-{action}") as http,
+            Client(
+                streamable_http_client(acting_server.url, http_client=http),
+                mode="legacy",
+                client_info=INFO,
+                read_timeout_seconds=20,
+                elicitation_callback=person,
+            ) as client,
+        ):
+            subject = f"Board pack {action}"
+            created = await client.call_tool(
+                "mail_create",
+                {
+                    "action": "draft",
+                    "to": ["megan@fabrikam.example"],
+                    "subject": subject,
+                    "text": "x",
+                },
+            )
+            draft_id = (created.structured_content or {})["draft"]["id"]
+            review = await client.call_tool(
+                "mail_review", {"action": "draft", "message_id": draft_id}
+            )
+            digest = (review.structured_content or {})["source_digest"]
+            prepared = await client.call_tool(
+                "mail_prepare", {"action": "draft", "message_id": draft_id, "source_digest": digest}
+            )
+            data = prepared.structured_content or {}
+            result = await client.call_tool(
+                "mail_send_confirmed",
+                {"prepared_id": data["prepared_id"], "confirmed_digest": data["digest"]},
+            )
+    assert len(person.shown) == 1, "the person was asked once"
+    assert "megan@fabrikam.example" in person.shown[0] and subject in person.shown[0]
+    if action == "accept":
+        assert result.is_error is False, result
+        assert (result.structured_content or {})["confirmed_by"] == "person"
+    else:
+        assert result.is_error is True
+        assert "nothing was sent" in result.content[0].text  # type: ignore[union-attr]

@@ -13,7 +13,8 @@ and everything else exactly as on stdio.
 
 Eras: a request with 2026-07-28 ``_meta`` is stateless and its headers must agree with its
 body (-32020 otherwise). A 2025 client sends ``initialize`` first, which creates a session
-(``Mcp-Session-Id``) bound to that user; its later requests must name it.
+(``Mcp-Session-Id``) bound to that user; its later requests must name it, and its answers
+to our ``elicitation/create`` (sent on a call's stream) arrive as POSTs of their own.
 
 Tokens are never logged: log lines name users by ``Subject.key``, a hash.
 """
@@ -44,7 +45,7 @@ from mfconnector.hosted.resource import (
     metadata_document,
     metadata_path,
 )
-from mfconnector.hosted.sessions import LegacySessions
+from mfconnector.hosted.sessions import LegacySession, LegacySessions
 from mfconnector.hosted.sse_call import sse_event, stream_tool_call
 from mfconnector.hosted.tenants import Tenant, TenantPool
 from mfconnector.jsonrpc import (
@@ -291,15 +292,20 @@ class McpHttpApp:
             raise HttpRefusal(400, error["message"], code=error["code"], request_id=None)
         if isinstance(message, (Notification, ClientResponse)):
             session_id = headers.get(SESSION_HEADER)
-            if session_id is not None and self._sessions.get(session_id, subject.key) is None:
+            session = None if session_id is None else self._sessions.get(session_id, subject.key)
+            if session_id is not None and session is None:
                 raise HttpRefusal(404, "no such session (it ended, expired or is not yours)")
+            if isinstance(message, ClientResponse) and session is not None:
+                session.asks.deliver(message.id, message.result, message.error)
             return 202, [], b"", media
-        server, extra = self._router(headers, message, subject, tenant)
+        server, legacy = self._router(headers, message, subject, tenant)
+        extra: list[tuple[str, str]] = []
         routed = server.answer_now(message)
         reply: Reply | None = routed if isinstance(routed, Reply) else None
+        asks = legacy.asks if legacy is not None and routed_can_ask(routed) else None
         if (
             isinstance(routed, ToolCall)
-            and routed.progress_token is not None
+            and (routed.progress_token is not None or asks is not None)
             and accepts_sse(headers.get("accept"))
         ):
             await stream_tool_call(
@@ -310,6 +316,7 @@ class McpHttpApp:
                 limits=self._limits,
                 deadline=deadline,
                 headers=[],
+                asks=asks,
             )
             return None
         if isinstance(routed, ToolCall):
@@ -328,9 +335,9 @@ class McpHttpApp:
 
     def _router(
         self, headers: dict[str, str], request: Request, subject: Subject, tenant: Tenant
-    ) -> tuple[McpServer, list[tuple[str, str]]]:
+    ) -> tuple[McpServer, LegacySession | None]:
         """Which router serves this request: the user's stateless one, a new session's, or
-        the named session's."""
+        the named session's (then also that session)."""
         params = request.params if isinstance(request.params, dict) else None
         if params is not None and is_modern(params):
             problem = header_mismatch(headers, request.method, params)
@@ -338,7 +345,7 @@ class McpHttpApp:
                 raise HttpRefusal(
                     400, f"Header mismatch: {problem}", code=HEADER_MISMATCH, request_id=request.id
                 )
-            return tenant.server, []
+            return tenant.server, None
         session_id = headers.get(SESSION_HEADER)
         if request.method == "initialize":
             if session_id is not None:
@@ -348,7 +355,7 @@ class McpHttpApp:
                     "Mcp-Session-Id",
                     request_id=request.id,
                 )
-            return tenant.new_server(), []
+            return tenant.new_server(), None
         if session_id is None:
             raise HttpRefusal(
                 400,
@@ -371,7 +378,7 @@ class McpHttpApp:
                 f"version ({session.version})",
                 request_id=request.id,
             )
-        return session.server, []
+        return session.server, session
 
     def _encode(
         self, lines: list[bytes], request: Request, media: str, extra: list[tuple[str, str]]
@@ -432,6 +439,11 @@ class McpHttpApp:
             budget -= len(event.get("body", b""))
             if not event.get("more_body", False):
                 return
+
+
+def routed_can_ask(routed: Reply | ToolCall) -> bool:
+    """A 2025-era tool call whose client declared elicitation at ``initialize``."""
+    return isinstance(routed, ToolCall) and not routed.era.modern and routed.can_elicit
 
 
 def _too_large(size: int, limit: int) -> HttpRefusal:

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mfconnector.asking import PendingAsks
 from mfconnector.limits import Limits
 from mfconnector.server import McpServer
 
@@ -30,6 +31,7 @@ class _Entry:
     owner: str
     server: McpServer
     version: str
+    asks: PendingAsks
     last_used: float
 
 
@@ -38,6 +40,8 @@ class LegacySession:
     server: McpServer
     version: str
     """The revision ``initialize`` settled on: what ``MCP-Protocol-Version`` must say."""
+    asks: PendingAsks
+    """Its ``elicitation/create`` requests waiting for the client's answering POST."""
 
 
 class LegacySessions:
@@ -52,7 +56,8 @@ class LegacySessions:
     def create(self, owner: str, server: McpServer, version: str) -> str:
         self._expire()
         session_id = secrets.token_urlsafe(32)
-        self._entries[session_id] = _Entry(owner, server, version, self._clock())
+        asks = PendingAsks(self._limits.workers, self._limits.confirm_wait_seconds)
+        self._entries[session_id] = _Entry(owner, server, version, asks, self._clock())
         while len(self._entries) > self._limits.http_sessions:
             self._entries.popitem(last=False)
         return session_id
@@ -64,7 +69,7 @@ class LegacySessions:
             return None
         entry.last_used = self._clock()
         self._entries.move_to_end(session_id)
-        return LegacySession(entry.server, entry.version)
+        return LegacySession(entry.server, entry.version, entry.asks)
 
     def end(self, session_id: str, owner: str) -> bool:
         if self._entry(session_id, owner) is None:

@@ -1,7 +1,9 @@
 """A tool call answered as an SSE stream: progress notifications, then the response.
 
-Used when the request carries a ``progressToken`` and its client accepts
-``text/event-stream``. The same pieces as stdio's pipeline, for one request:
+Used when the client accepts ``text/event-stream`` and the call may say something before
+its result: it carries a ``progressToken``, or it belongs to a 2025 session whose client
+can answer ``elicitation/create`` (sent on this stream; the answer comes in its own POST).
+The same pieces as stdio's pipeline, for one request:
 
     call_tool ─► ProgressReporter ─► outbox[outbox_depth] ─► writer ─► SSE events
         └──────────── the response (never dropped) ──┘
@@ -21,6 +23,7 @@ from typing import Any
 
 import trio
 
+from mfconnector.asking import PendingAsks
 from mfconnector.errors import INTERNAL_ERROR
 from mfconnector.jsonrpc import error_response
 from mfconnector.limits import Limits
@@ -51,9 +54,13 @@ async def stream_tool_call(
     limits: Limits,
     deadline: float,
     headers: list[tuple[bytes, bytes]],
+    asks: PendingAsks | None = None,
 ) -> None:
-    """Run ``call`` and stream what it says; returns when the stream has ended."""
-    assert call.progress_token is not None
+    """Run ``call`` and stream what it says; returns when the stream has ended.
+
+    ``asks``: a 2025 session's pending questions; its ``elicitation/create`` requests go
+    out on this stream and the client's answers arrive in POSTs of their own.
+    """
     outbox_send, outbox_recv = trio.open_memory_channel[Outgoing](limits.outbox_depth)
     await send(
         {
@@ -68,7 +75,7 @@ async def stream_tool_call(
     )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
-        nursery.start_soon(_work, server, call, outbox_send, limits, deadline)
+        nursery.start_soon(_work, server, call, outbox_send, limits, deadline, asks)
         async with outbox_recv:
             async for item in outbox_recv:
                 data = item.take() if isinstance(item, ProgressSlot) else item
@@ -86,15 +93,18 @@ async def _work(
     outbox: trio.MemorySendChannel[Outgoing],
     limits: Limits,
     deadline: float,
+    asks: PendingAsks | None,
 ) -> None:
-    assert call.progress_token is not None
     async with outbox:
         reply: Reply | None = None
+        round_trip = asks.asker(outbox.send) if asks is not None else None
         with trio.CancelScope(deadline=deadline) as scope:
-            reporter = ProgressReporter(call.progress_token, outbox, scope, limits)
+            token = call.progress_token
+            reporter = None if token is None else ProgressReporter(token, outbox, scope, limits)
             with reporting_to(reporter):
-                reply = await server.call_tool(call)
-            reporter.close()
+                reply = await server.call_tool(call, round_trip)
+            if reporter is not None:
+                reporter.close()
         if reply is None:
             seconds = limits.http_request_seconds
             text = f"Internal error: the tool call did not finish within {seconds:g} s"
