@@ -445,6 +445,20 @@ def test_another_users_session_id_is_404(client: httpx.Client, server: HostedSer
     assert legacy_list(client, server, session_id, user="a1").status_code == 200
 
 
+def test_a_client_response_on_another_users_session_is_404(
+    client: httpx.Client, server: HostedServer
+) -> None:
+    """Nobody can answer another user's confirmation question: the session id is not theirs."""
+    session_id = initialize(client, server, user="a1")
+    answer = {"jsonrpc": "2.0", "id": "mfc-elicit-1", "result": {"action": "accept"}}
+    foreign = {**server.auth("b2"), "Mcp-Session-Id": session_id}
+    assert client.post(server.url, json=answer, headers=foreign).status_code == 404
+    own = {**server.auth("a1"), "Mcp-Session-Id": session_id}
+    response = client.post(server.url, json=answer, headers=own)
+    assert response.status_code == 202  # nothing was waiting: ignored, and said so in the log
+    assert response.content == b""
+
+
 # --- users are isolated -----------------------------------------------------------------
 
 
