@@ -153,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "opened)",
             )
         add_gate_arguments(sub)
+    from mfconnector.hosted.serve import add_http_arguments
+
+    http = commands.add_parser("serve-http", help="serve MCP over Streamable HTTP, many users")
+    _add_serve_arguments(http)
+    add_gate_arguments(http)
+    add_http_arguments(http)
     return parser
 
 
@@ -490,6 +496,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mfconnector.tour import run_tour
 
         return run_tour()
+    if args.command == "serve-http":
+        from mfconnector.hosted.serve import serve_http
+
+        return serve_http(args)
     if args.command in ("login", "logout", "status"):
         try:
             return _run_auth_command(args)

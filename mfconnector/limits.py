@@ -344,5 +344,32 @@ class Limits:
     token_leeway_seconds: int = 60
     """Clock skew allowed on ``exp``, ``nbf`` and ``iat``."""
 
+    # --- hosted mode: Streamable HTTP (mfconnector.hosted.http_app) --------------------
+    http_header_bytes: int = 16_384
+    """Most bytes of one request's header block (hypercorn refuses a longer one before the
+    app sees it; the app checks the same sum again)."""
+    http_request_seconds: float = 120.0
+    """Longest one POST may take, reading its body and running its tool call included; past
+    it the request is answered with an error that says so."""
+    http_drain_bytes: int = 1_000_000
+    """After a body over ``line_bytes`` is refused, up to this many more of its bytes are
+    read and dropped so that the client, still sending, can read the 413; a larger body
+    has its connection closed instead."""
+    http_idle_seconds: float = 30.0
+    """How long an idle keep-alive connection is held open (hypercorn's keep-alive timeout)."""
+    http_requests: int = 64
+    """Requests served at once by the whole process; more are answered 503 with Retry-After."""
+    http_requests_per_subject: int = 8
+    """Requests served at once for one user; more are answered 429 with Retry-After."""
+    http_retry_after_seconds: int = 1
+    """The ``Retry-After`` sent with 429 and 503."""
+    http_sessions: int = 1_000
+    """Legacy (2025) sessions kept at once; the least recently used goes first past it."""
+    http_session_idle_seconds: float = 1_800.0
+    """A legacy session unused this long is expired (its id then answers 404)."""
+    http_subjects: int = 256
+    """Users whose server state (tool context, demo tenant) is kept at once, least recently
+    used dropped first; a dropped user's next request builds it again."""
+
 
 DEFAULT_LIMITS = Limits()

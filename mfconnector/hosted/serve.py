@@ -1,0 +1,219 @@
+"""``mfconnector serve-http``: wiring for hosted mode, and its command-line options.
+
+Importing this module costs nothing: hypercorn, PyJWT and httpx are imported only when
+``serve_http`` runs, so the stdio server's start-up never pays for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from mfconnector.limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from mfconnector.hosted.bearer import Subject
+    from mfconnector.hosted.resource import ResourceSettings
+    from mfconnector.hosted.tenants import Tenant, TenantPool
+
+__all__ = ["DEFAULT_LISTEN", "add_http_arguments", "parse_listen", "serve_http"]
+
+DEFAULT_LISTEN = "127.0.0.1:8000"
+EXIT_USAGE = 2
+log = logging.getLogger("mfconnector.hosted.serve")
+
+
+def add_http_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help=f"address to listen on [MFC_HTTP_LISTEN; default {DEFAULT_LISTEN}]; port 0 picks "
+        "a free port (the address is printed on stderr)",
+    )
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        required=True,
+        help="the URL clients use, e.g. https://mail.example.com/mcp: the OAuth resource "
+        "identifier, and its path is the MCP endpoint",
+    )
+    parser.add_argument("--oauth-issuer", metavar="URL", required=True, help="expected iss")
+    parser.add_argument(
+        "--oauth-audience", metavar="AUD[,AUD]", help="accepted aud (default: the public URL)"
+    )
+    parser.add_argument(
+        "--oauth-jwks-url",
+        metavar="URL",
+        help="the issuer's JWKS (default: from its OpenID discovery document)",
+    )
+    parser.add_argument(
+        "--oauth-scope", metavar="SCOPE", required=True, help="the scope every token must carry"
+    )
+    parser.add_argument(
+        "--allowed-tenants", metavar="ID[,ID]", default="", help="Entra tid values (empty: any)"
+    )
+    parser.add_argument(
+        "--allowed-origins",
+        metavar="ORIGIN[,ORIGIN]",
+        default="",
+        help="browser origins accepted besides the public URL's own",
+    )
+    parser.add_argument("--tls-cert", metavar="FILE", help="serve https with this certificate")
+    parser.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
+
+
+class ListenError(ValueError):
+    """A serve-http option that cannot work; the message names it."""
+
+
+@dataclass(frozen=True)
+class HostedSetup:
+    """Everything checked before the event loop starts."""
+
+    resource: ResourceSettings
+    tenants: TenantPool
+    origins: frozenset[str]
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` or ``[IPv6]:PORT``."""
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65_535:
+        raise ListenError(f"--listen must be HOST:PORT, not {value[:60]!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port)
+
+
+def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
+    """Check every setting, then serve until SIGTERM or SIGINT."""
+    from mfconnector.hosted.resource import SettingsError, is_loopback_host
+    from mfconnector.writes.gates import GateConfigError, gates_from_args
+
+    listen = args.listen or os.environ.get("MFC_HTTP_LISTEN", "").strip() or DEFAULT_LISTEN
+    try:
+        host, port = parse_listen(listen)
+        if not args.demo:
+            raise ListenError(
+                "serve-http serves --demo only in this version: live Graph on each user's "
+                "behalf (on-behalf-of) is not wired yet"
+            )
+        if bool(args.tls_cert) != bool(args.tls_key):
+            raise ListenError("--tls-cert and --tls-key go together")
+        gates = gates_from_args(args)
+        setup = _setup(args, limits, gates)
+    except (ListenError, SettingsError, GateConfigError) as error:
+        print(f"mfconnector: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if not is_loopback_host(host) and not args.tls_cert:
+        print(
+            f"mfconnector: warning: listening on {host} without TLS; bearer tokens cross the "
+            "network in clear unless a TLS reverse proxy is in front (see docs/HOSTING.md)",
+            file=sys.stderr,
+        )
+    import trio
+
+    trio.run(_serve, setup, host, port, args, limits)
+    return 0
+
+
+def _setup(args: argparse.Namespace, limits: Limits, gates: Any) -> HostedSetup:
+    from mfconnector.hosted.http_checks import origin_of
+    from mfconnector.hosted.resource import ResourceSettings
+    from mfconnector.hosted.tenants import TenantPool
+
+    resource = ResourceSettings.build(
+        public_url=args.public_url,
+        issuer=args.oauth_issuer,
+        scope=args.oauth_scope,
+        audience=args.oauth_audience,
+        jwks_url=args.oauth_jwks_url,
+        allowed_tenants=args.allowed_tenants,
+    )
+    origins = set()
+    for raw in args.allowed_origins.split(","):
+        if raw.strip():
+            origin = origin_of(raw)
+            if origin is None:
+                raise ListenError(f"--allowed-origins: {raw.strip()[:60]!r} is not an origin")
+            origins.add(origin)
+
+    def build(subject: Subject) -> Tenant:
+        return _demo_tenant(args, limits, gates)
+
+    return HostedSetup(resource, TenantPool(build, limits.http_subjects), frozenset(origins))
+
+
+def _demo_tenant(args: argparse.Namespace, limits: Limits, gates: Any) -> Tenant:
+    """A fresh in-memory mailbox and send store: one user never sees another's."""
+    from mfconnector.cli import _context
+    from mfconnector.hosted.tenants import Tenant
+    from mfconnector.server import McpServer
+    from mfconnector.tools.gated import hidden_tools, instructions, listed_tools
+
+    context, graph = _context(args, limits, gates)
+    tools, hidden, text = listed_tools(gates), hidden_tools(gates), instructions(gates)
+
+    def new_server() -> McpServer:
+        return McpServer(tools, context, hidden, text)
+
+    return Tenant(new_server(), new_server, graph.aclose)
+
+
+async def _serve(
+    setup: HostedSetup, host: str, port: int, args: argparse.Namespace, limits: Limits
+) -> None:
+    import httpx
+    import trio
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    from mfconnector.hosted.bearer import BearerVerifier
+    from mfconnector.hosted.http_app import McpHttpApp
+    from mfconnector.hosted.jwks import JwksCache
+
+    resource, tenants = setup.resource, setup.tenants
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.h11_max_incomplete_size = limits.http_header_bytes
+    config.keep_alive_timeout = limits.http_idle_seconds
+    config.read_timeout = int(limits.http_idle_seconds)
+    config.graceful_timeout = limits.eof_grace_seconds
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    if args.tls_cert:
+        config.certfile, config.keyfile = args.tls_cert, args.tls_key
+    async with httpx.AsyncClient(trust_env=False, follow_redirects=False) as client:
+        verifier = BearerVerifier(resource, JwksCache(resource, client, limits), limits)
+        app = McpHttpApp(resource, verifier, tenants, limits, allowed_origins=setup.origins)
+        endpoint = urlsplit(resource.public_url).path
+        try:
+            async with trio.open_nursery() as nursery:
+                binds = await nursery.start(
+                    functools.partial(serve, app, config, shutdown_trigger=_signalled)  # type: ignore[arg-type]
+                )
+                for bind in binds:
+                    print(
+                        f"mfconnector: serving MCP on {bind}{endpoint} for {resource.public_url}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+        finally:
+            await tenants.aclose()
+
+
+async def _signalled() -> None:
+    """Returns on the first SIGTERM or SIGINT: hypercorn then shuts down gracefully."""
+    import trio
+
+    from mfconnector.shutdown import shutdown_signals
+
+    with trio.open_signal_receiver(*shutdown_signals()) as signals:
+        async for _ in signals:
+            return
