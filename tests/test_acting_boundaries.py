@@ -4,6 +4,7 @@ directory others can write. Reproductions of what 0.2.0 allowed."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -243,11 +244,13 @@ def test_a_02_state_file_is_upgraded_in_place(tmp_path: Path) -> None:
     from mfconnector.writes.store import _SCHEMA
 
     path = tmp_path / "state.sqlite3"
-    with sqlite3.connect(path) as db:
+    # sqlite3's own context manager commits but never closes: closing() does (3.13 warns)
+    with contextlib.closing(sqlite3.connect(path)) as db:
         db.execute(_SCHEMA)
         db.execute("PRAGMA user_version = 1")
+        db.commit()
     SendStore(path).check()
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA application_id").fetchone()[0] == 0x6D66636E
         assert db.execute("PRAGMA user_version").fetchone()[0] == 2
 
