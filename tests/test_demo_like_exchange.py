@@ -11,6 +11,7 @@ code under test.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -104,6 +105,17 @@ def test_demo_bodies_are_varied_enough_for_a_search_to_select(era: str) -> None:
     )
     sentence, most = in_bodies.most_common(1)[0]
     assert most <= len(bodies) // 12, f"{sentence!r} is in {most} of {len(bodies)} bodies"
+
+
+def test_no_demo_text_shows_an_unfilled_template_slot(era: str) -> None:
+    """The varied corpus fills ``{slot}`` names; a raw pool sentence reached the tour once
+    as "fixes the {issue} issue" (the pools are also used unfilled, in bodies and files)."""
+    mailbox = Emulator().tenant.mailbox("me")
+    assert mailbox is not None
+    slot = re.compile(r"\{[a-z_]+\}")
+    texts = [(m.subject, *m.texts()) for m in mailbox.messages.values()]
+    leftovers = [t for group in texts for t in group if isinstance(t, str) and slot.search(t)]
+    assert leftovers == []
 
 
 async def test_a_demo_preparation_expires_on_the_demo_clock(era: str) -> None:

@@ -283,6 +283,13 @@ MESSAGE_CENTER = [
 ]
 
 
+def plain(sentences: Sequence[str]) -> list[str]:
+    """Pool sentences used as they stand (in documents and long bodies), their ``{slot}``s
+    filled with each slot's last value: only ``_Writer`` varies them."""
+    fixed = {name: options[-1] for name, options in SLOTS.items()}
+    return [sentence.format(**fixed) for sentence in sentences]
+
+
 class _Writer:
     """Deterministic prose from the sentence pools."""
 
@@ -1152,7 +1159,7 @@ def _junk_and_deleted(b: _MailBuilder, junk: Folder, deleted: Folder) -> None:
 def _long_reads(b: _MailBuilder, archive: Folder) -> None:
     """Bodies at the 10,000-character read limit, and a very long HTML thread."""
     p = PEOPLE
-    words = " ".join(SENTENCES["product"] + SENTENCES["meeting"]) + " "
+    words = " ".join(plain(SENTENCES["product"]) + SENTENCES["meeting"]) + " "
     for length in (9_999, 10_000, 10_001):
         text = (words * (length // len(words) + 1))[:length]
         b.add(
@@ -1458,11 +1465,11 @@ def build_personal_drive() -> Drive:
             docbuild.pptx,
             [
                 ("Quarterly business review", ["Q4 2025 results"]),
-                ("Highlights", SENTENCES["product"][:3]),
+                ("Highlights", plain(SENTENCES["product"][:3])),
             ],
         ),
         text="Quarterly business review Q4 2025 results Highlights "
-        + " ".join(SENTENCES["product"][:3]),
+        + " ".join(plain(SENTENCES["product"][:3])),
     )
     d.file(
         "/Projects/Budget 2027/Cost centres.pdf",
@@ -1477,8 +1484,10 @@ def build_personal_drive() -> Drive:
     d.file(
         "/Documents/Reports/Monthly report – January 2026.docx",
         DOCX,
-        functools.partial(docbuild.docx, "Monthly report - January 2026", SENTENCES["product"]),
-        text="Monthly report January 2026 " + " ".join(SENTENCES["product"]),
+        functools.partial(
+            docbuild.docx, "Monthly report - January 2026", plain(SENTENCES["product"])
+        ),
+        text="Monthly report January 2026 " + " ".join(plain(SENTENCES["product"])),
     )
     d.file(
         "/Documents/Reports/Sales report Q4 2025.xlsx",
@@ -1496,7 +1505,11 @@ def build_personal_drive() -> Drive:
     )
     text(
         "/Documents/Reports/2026/Q1 report draft.md",
-        "# Q1 report draft\n\n" + budget_text + "\n\n" + " ".join(SENTENCES["product"]) + "\n",
+        "# Q1 report draft\n\n"
+        + budget_text
+        + "\n\n"
+        + " ".join(plain(SENTENCES["product"]))
+        + "\n",
         "text/markdown",
     )
     text(
