@@ -15,15 +15,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from mfconnector.errors import ToolError
+from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.limits import Limits
 from mfconnector.tools.attachment_sources import check_entries
 from mfconnector.tools.base import ToolContext
-from mfconnector.tools.mailbox import (
-    GRAPH_WELL_KNOWN_FOLDERS,
-    MIN_FOLDER_ID_CHARS,
-    mailbox_of,
-    resolve_folder,
-)
+from mfconnector.tools.mailbox import MIN_FOLDER_ID_CHARS, mailbox_of, resolve_folder
 from mfconnector.writes.errors import WriteError, as_write_error
 from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
 

@@ -17,6 +17,7 @@ from urllib.parse import quote
 import trio
 
 from mfconnector.errors import GraphError, ToolError, ToolInputError
+from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS, WELL_KNOWN_FOLDERS
 from mfconnector.graph.urls import quote_segment
 from mfconnector.timezones import UTC_ZONE, MailboxZone, ZoneChoice, resolve_zone
 from mfconnector.tools.base import ToolContext
@@ -31,23 +32,6 @@ __all__ = [
     "zone_record",
 ]
 
-WELL_KNOWN_FOLDERS = ("inbox", "sentitems", "drafts", "archive", "deleteditems", "junkemail")
-GRAPH_WELL_KNOWN_FOLDERS = frozenset(
-    {
-        *WELL_KNOWN_FOLDERS,
-        "clutter",
-        "conflicts",
-        "conversationhistory",
-        "localfailures",
-        "msgfolderroot",
-        "outbox",
-        "recoverableitemsdeletions",
-        "scheduled",
-        "searchfolders",
-        "serverfailures",
-        "syncissues",
-    }
-)
 MIN_FOLDER_ID_CHARS = 32
 """Outlook folder ids are over 100 characters; a shorter word is a folder name or a path."""
 LONG_ID_CHARS = 100

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from mfconnector.errors import GraphError
+from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.graph.urls import quote_segment
 from mfconnector.writes.errors import WriteError
 
@@ -31,25 +32,8 @@ __all__ = ["DESTINATIONS", "WELL_KNOWN", "check_destination", "check_renamable",
 
 DESTINATIONS = frozenset({"inbox", "archive", "junkemail", "deleteditems"})
 """The well-known folders mail may be moved or copied into, and new folders made in."""
-WELL_KNOWN = (
-    "inbox",
-    "archive",
-    "junkemail",
-    "deleteditems",
-    "sentitems",
-    "drafts",
-    "outbox",
-    "msgfolderroot",
-    "recoverableitemsdeletions",
-    "searchfolders",
-    "syncissues",
-    "conflicts",
-    "localfailures",
-    "serverfailures",
-    "conversationhistory",
-    "clutter",
-    "scheduled",
-)
+WELL_KNOWN = tuple(sorted(GRAPH_WELL_KNOWN_FOLDERS))
+"""Every name Graph gives a folder; looked up in this order (stable, for the logs)."""
 """Graph v1.0's well-known folder names (mailFolder resource, learn.microsoft.com)."""
 SYSTEM_PARENTS = ("searchfolders", "syncissues", "recoverableitemsdeletions")
 _OUTSIDE = "msgfolderroot:parent"
