@@ -22,6 +22,8 @@ from mfconnector.tools.state import ReadState
 if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.mail.accounts import Account, AccountSet
+    from mfconnector.mail.backend import MailBackend
     from mfconnector.writes.setup import WriteSetup
 
 __all__ = [
@@ -62,6 +64,8 @@ class ToolContext:
     """``--time-zone``: shown and filtered in this zone instead of the mailbox's own."""
     all_files: bool = False
     """``--all-files``: Files.Read.All and Sites.Read.All, so other drives can be read."""
+    accounts: AccountSet | None = None
+    """The accounts this server serves, each a provider backend (built by the wiring)."""
     state: ReadState = field(init=False)
     """Time zones, folder names and ids learnt once, bounded by ``limits``."""
     cursors: CursorSigner = field(init=False)
@@ -73,6 +77,19 @@ class ToolContext:
 
     async def graph(self) -> GraphClient:
         return await self.graph_factory()
+
+    def account(self, arguments: dict[str, Any]) -> Account:
+        """The account a call names (``account``), or the only one."""
+        if self.accounts is None:
+            raise RuntimeError("this server was built without accounts")
+        return self.accounts.choose(arguments)
+
+    def mail(self, arguments: dict[str, Any]) -> MailBackend:
+        """The mailbox a call means: its account's, or another (``mailbox``) where the
+        provider has shared mailboxes."""
+        backend = self.account(arguments).mail
+        mailbox = arguments.get("mailbox") or self.mailbox
+        return backend.for_mailbox(mailbox) if mailbox else backend
 
     @staticmethod
     def report_progress(

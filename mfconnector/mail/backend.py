@@ -1,0 +1,167 @@
+"""The protocols the tools call: ``MailBackend`` for every provider, ``FilesBackend`` for
+those that have files (Microsoft 365's OneDrive and SharePoint).
+
+The tools keep argument checking, bounds, completeness markers and result shaping; a
+backend owns queries, paging, ids and references, concurrency tokens and error
+classification (``mail.failures``). Capabilities are the backend's truth: a tool, an action
+or an argument it cannot honour is not offered for its account, and a call for it is
+``Unsupported`` before any request. A backend must pass the shared conformance suite
+(tests/mail/conformance.py) with its fake and its real provider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
+from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
+from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
+from mfconnector.mail.refs import AccountTag, Reference
+
+__all__ = [
+    "AttachmentContent",
+    "FilesBackend",
+    "MailBackend",
+    "MailCapabilities",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MailCapabilities:
+    """What this account's provider can do, as the tools use it. ``missing`` says, for
+    ``account_status``, what each absent capability disables (in words)."""
+
+    provider: str
+    search_syntax: str
+    """What ``mail_search`` passes through: "kql", "gmail" or "imap-text"."""
+    threads: bool = True
+    conditional_flags: bool = False
+    """``unchanged_since`` on flag changes (Graph changeKey, IMAP CONDSTORE)."""
+    permanent_delete: bool = False
+    move: bool = True
+    copy: bool = True
+    categories: bool = True
+    unique_body: bool = False
+    shared_mailboxes: bool = False
+    """``mailbox``: another mailbox the signed-in user may read (Graph)."""
+    labels: bool = False
+    """Folders are labels: one message can carry several (Gmail)."""
+    append_sent: bool = False
+    """After a send, this server files the copy in Sent itself (SMTP)."""
+    missing: Sequence[tuple[str, str]] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentContent:
+    """An attachment's bytes, at most the cap the tool asked for. ``complete`` False: the
+    attachment is larger and only its start is here."""
+
+    attachment: Attachment
+    data: bytes
+    complete: bool
+    message: Message | None = None
+    """An attached email, parsed (kind "message")."""
+
+
+@runtime_checkable
+class MailBackend(Protocol):
+    """One mailbox of one account. Every method may raise ``mail.failures`` errors; every
+    reference it takes was parsed against ``tag`` by the tools first."""
+
+    @property
+    def tag(self) -> AccountTag: ...
+
+    @property
+    def capabilities(self) -> MailCapabilities: ...
+
+    async def time_zone(self) -> str | None:
+        """The mailbox's own IANA zone, when the provider keeps one (Graph); else None."""
+        ...
+
+    def for_mailbox(self, mailbox: str) -> MailBackend:
+        """Another mailbox of this account (``capabilities.shared_mailboxes``)."""
+        ...
+
+    # reads
+    async def folders(self, parent: Folder | None, page: PageRequest) -> Page[Folder]: ...
+
+    async def resolve_folder(self, value: str, argument: str) -> Folder:
+        """A folder by reference, role ("inbox", "sent"…), name or path; ``NotFound`` or
+        ``ToolInputError`` (ambiguous name) naming ``argument``."""
+        ...
+
+    async def list_messages(
+        self, folder: Folder, where: MessageFilter, page: PageRequest
+    ) -> Page[MessageSummary]:
+        """Newest first."""
+        ...
+
+    async def search(
+        self, text: str, folder: Folder | None, page: PageRequest
+    ) -> Page[MessageSummary]:
+        """Newest first; ``Page.searched`` says which fields were searched."""
+        ...
+
+    async def thread(self, message: Reference, page: PageRequest) -> Page[MessageSummary]:
+        """The message's conversation across folders, oldest first (``capabilities.threads``)."""
+        ...
+
+    async def read(self, message: Reference, request: ReadRequest) -> Message: ...
+
+    async def attachment(
+        self, message: Reference, attachment: Reference, max_bytes: int
+    ) -> AttachmentContent: ...
+
+    # acting
+    async def create_folder(self, parent: Folder | None, name: str) -> Folder: ...
+
+    async def rename_folder(self, folder: Folder, name: str) -> Folder: ...
+
+    async def copy(self, message: Reference, target: Folder) -> Reference | None:
+        """The copy's reference when the provider says it (COPYUID, Graph's answer)."""
+        ...
+
+    async def move(self, message: Reference, target: Folder) -> Reference | None: ...
+
+    async def set_flags(self, message: Reference, change: FlagChange) -> MessageSummary | None:
+        """``Conflict`` when ``change.unchanged_since`` no longer matches; nothing changed."""
+        ...
+
+    async def trash(self, message: Reference) -> Reference | None: ...
+
+    async def delete_permanently(self, message: Reference) -> None:
+        """Exactly that message, never more (IMAP: UID EXPUNGE of that UID only)."""
+        ...
+
+    async def create_draft(self, content: DraftContent) -> Reference: ...
+
+    async def create_response(
+        self, message: Reference, kind: ReplyKind, content: DraftContent
+    ) -> Reference:
+        """A reply, reply-all or forward draft of ``message``, threaded as the provider does."""
+        ...
+
+    async def freeze(self, draft: Reference) -> FrozenOutgoing:
+        """The draft exactly as it would be sent, with its digest."""
+        ...
+
+    async def send(self, frozen: FrozenOutgoing) -> SendResult:
+        """Send exactly ``frozen``, once. Called only after the one-time claim was taken."""
+        ...
+
+    async def verify_sent(self, frozen: FrozenOutgoing) -> bool | None:
+        """Whether the sent copy is found (by Message-ID or draft id); None: cannot say."""
+        ...
+
+    async def discard_draft(self, draft: Reference) -> None: ...
+
+
+@runtime_checkable
+class FilesBackend(Protocol):
+    """Files of one account (OneDrive, SharePoint). The files tools' contract is in
+    docs/TOOLS.md; its neutral types are added with the files port."""
+
+    @property
+    def tag(self) -> AccountTag: ...

@@ -1,0 +1,89 @@
+"""Drafts to write and the frozen message a confirmation sends, exactly once.
+
+Freezing is the backend's: Graph's frozen message is the draft itself (re-read and
+re-digested at confirm, so an edit in between is a ``Conflict``); SMTP's and Gmail's is the
+exact MIME bytes and the envelope. The digest covers everything the person was shown:
+every recipient, the subject, the whole text and each attachment's name, size and SHA-256.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mfconnector.mail.model import Person
+from mfconnector.mail.refs import Reference
+
+__all__ = [
+    "DraftAttachment",
+    "DraftContent",
+    "FrozenOutgoing",
+    "ReplyKind",
+    "SendResult",
+]
+
+ReplyKind = Literal["reply", "reply_all", "forward"]
+
+
+@dataclass(frozen=True, slots=True)
+class DraftAttachment:
+    """An attachment to put on a draft: bytes the tools already checked and bounded, or a
+    provider object to copy (a drive file, another message's attachment) by reference."""
+
+    name: str
+    content_type: str
+    data: bytes | None = None
+    source: Reference | None = None
+    size: int | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftContent:
+    """What a new draft, reply or forward says. Addresses are checked by the tools."""
+
+    to: Sequence[Person] = ()
+    cc: Sequence[Person] = ()
+    bcc: Sequence[Person] = ()
+    subject: str | None = None
+    text: str | None = None
+    content_type: Literal["text", "html"] = "text"
+    attachments: Sequence[DraftAttachment] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenOutgoing:
+    """A message exactly as it will be sent, and the digest a confirmation must match.
+
+    ``record`` is the neutral, canonical description the digest covers and the preview
+    shows (recipients, subject, text, attachments by name, size and SHA-256); ``draft`` is
+    the provider draft it came from (Graph, Gmail drafts); ``mime`` the exact bytes and
+    ``envelope`` the SMTP envelope (IMAP/SMTP, Gmail raw sends).
+    """
+
+    record: Mapping[str, Any]
+    digest: str
+    draft: Reference | None = None
+    mime: bytes | None = None
+    envelope_from: str | None = None
+    envelope_to: Sequence[str] = ()
+    message_id: str | None = None
+    """The Message-ID header, by which ``verify_sent`` finds the sent copy."""
+    native: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    """What one send attempt did. ``unknown``: the request left and no clear answer came
+    back (connection lost after DATA, a timeout, a 5xx): never retried; the tools record it
+    and tell the person how to check."""
+
+    outcome: Literal["sent", "rejected", "unknown"]
+    detail: str | None = None
+    provider_reply: str | None = None
+    sent_copy: Literal["filed_by_provider", "appended", "append_failed", "none"] = (
+        "filed_by_provider"
+    )
+    """Where the sent copy is: Graph and Gmail file it themselves; SMTP appends it to Sent
+    (``append_sent``); a failed append never turns a sent message into an error."""
