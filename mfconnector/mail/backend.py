@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
+from mfconnector.mail.outgoing import (
+    DraftAttachment,
+    DraftContent,
+    DraftMade,
+    DraftRevision,
+    FrozenOutgoing,
+    ReplyKind,
+    SendResult,
+)
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import AccountTag, Reference
 
@@ -115,6 +123,11 @@ class MailBackend(Protocol):
     ) -> AttachmentContent: ...
 
     # acting
+    async def missing_permissions(self, gate: str) -> Sequence[str]:
+        """What the sign-in lacks for an acting gate ("writes", "send", "delete"), where the
+        provider can tell before any request (Graph's delegated scopes); else ()."""
+        ...
+
     async def create_folder(self, parent: Folder | None, name: str) -> Folder: ...
 
     async def rename_folder(self, folder: Folder, name: str) -> Folder: ...
@@ -135,12 +148,25 @@ class MailBackend(Protocol):
         """Exactly that message, never more (IMAP: UID EXPUNGE of that UID only)."""
         ...
 
-    async def create_draft(self, content: DraftContent) -> Reference: ...
+    async def create_draft(self, content: DraftContent) -> DraftMade: ...
 
     async def create_response(
         self, message: Reference, kind: ReplyKind, content: DraftContent
-    ) -> Reference:
+    ) -> DraftMade:
         """A reply, reply-all or forward draft of ``message``, threaded as the provider does."""
+        ...
+
+    async def revise_draft(self, draft: Reference, revision: DraftRevision) -> DraftMade:
+        """A new draft: a copy of ``draft`` with ``revision``'s changes; ``draft`` stays."""
+        ...
+
+    async def resolve_attachment(self, attachment: DraftAttachment) -> DraftAttachment:
+        """``attachment`` with the name, type, size and version of its ``source`` filled in,
+        read before anything is written; ``ToolInputError`` for a folder or another kind."""
+        ...
+
+    async def source_version(self, attachment: DraftAttachment) -> str | None:
+        """The ``source``'s content version now; None when it is gone."""
         ...
 
     async def freeze(self, draft: Reference) -> FrozenOutgoing:
@@ -156,6 +182,11 @@ class MailBackend(Protocol):
         ...
 
     async def discard_draft(self, draft: Reference) -> None: ...
+
+    async def classify_folder(self, folder: Folder) -> Folder:
+        """``folder`` with its role as the provider states it now, however it was named (an
+        id may name a well-known folder): what the acting tools' folder policy decides on."""
+        ...
 
 
 @runtime_checkable
