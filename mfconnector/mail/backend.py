@@ -11,7 +11,8 @@ or an argument it cannot honour is not offered for its account, and a call for i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -33,7 +34,22 @@ __all__ = [
     "FilesBackend",
     "MailBackend",
     "MailCapabilities",
+    "OnBytes",
+    "Spooled",
 ]
+
+OnBytes = Callable[[int, "int | None"], None]
+"""Called as bytes arrive: (bytes so far, the total when the provider said it)."""
+
+
+class Spooled(Protocol):
+    """Bytes written to a private temporary file, deleted when the context ends."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +134,29 @@ class MailBackend(Protocol):
 
     async def read(self, message: Reference, request: ReadRequest) -> Message: ...
 
+    async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
+        """A message's attachments (metadata), one page."""
+        ...
+
     async def attachment(
         self, message: Reference, attachment: Reference, max_bytes: int
-    ) -> AttachmentContent: ...
+    ) -> AttachmentContent:
+        """One attachment: its bytes up to ``max_bytes`` (files), or the attached email
+        parsed (kind "message"; ``data`` empty)."""
+        ...
+
+    def spool_attachment(
+        self,
+        message: Reference,
+        attachment: Reference,
+        *,
+        limit: int,
+        suffix: str = "",
+        on_bytes: OnBytes | None = None,
+    ) -> AbstractAsyncContextManager[Spooled]:
+        """A file attachment's bytes in a private temporary file, at most ``limit`` bytes
+        (a larger one is ``DocumentError`` too_large), for the document extractor."""
+        ...
 
     # acting
     async def missing_permissions(self, gate: str) -> Sequence[str]:
