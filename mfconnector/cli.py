@@ -34,6 +34,8 @@ __all__ = ["build_parser", "main"]
 EXIT_OK = 0
 EXIT_USAGE = 2
 FIXTURE_TOKEN = "fixture-token-not-a-secret"
+DEFAULT_ACCOUNT = "default"
+"""The one account the single-account flags define (its name derives the reference tag)."""
 """Demo and fixture modes still send a bearer token, so the same header code path runs."""
 
 
@@ -261,6 +263,17 @@ def _context(
             )
 
     graph = _LazyGraph(make)
+    from mfconnector.graph.mail_backend import graph_account
+    from mfconnector.mail.accounts import AccountSet
+
+    account = graph_account(
+        DEFAULT_ACCOUNT,
+        graph,
+        limits,
+        own_path=user_path,
+        cloud=cloud,
+        gates=frozenset((gates or Gates()).names),
+    )
     context = ToolContext(
         limits=limits,
         mode=mode,
@@ -273,6 +286,7 @@ def _context(
         mailbox=_mailbox(args),
         time_zone=_time_zone(args),
         all_files=all_files,
+        accounts=AccountSet([account]),
     )
     return context, graph
 

@@ -143,13 +143,13 @@ async def test_folders_flags_move_and_permanent_delete() -> None:
             "created"
         ]
         renamed = await tools.ok(
-            "mail_modify", {"action": "rename", "folder_id": folder["id"], "name": "Receipts 26"}
+            "mail_modify", {"action": "rename", "folder": folder["id"], "name": "Receipts 26"}
         )
         assert renamed["renamed"]["displayName"] == "Receipts 26"
         refused = await tools.fail(
-            "mail_modify", {"action": "rename", "folder_id": "inbox", "name": "Mine"}
+            "mail_modify", {"action": "rename", "folder": "inbox", "name": "Mine"}
         )
-        assert refused["error_code"] == "unsupported_operation"
+        assert refused["error_code"] == "unsupported"
         message = (await tools.data("mail_list", {"limit": 1, "detail": "full"}))["messages"][0]
         flagged = await tools.ok(
             "mail_modify",

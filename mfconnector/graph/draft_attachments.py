@@ -15,16 +15,18 @@ import base64
 import dataclasses
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from mfconnector.errors import DocumentError, GraphError, ToolInputError
 from mfconnector.graph.drafts import FILE_ATTACHMENT, PREFER_IDS, message_path
-from mfconnector.graph.mail_backend import GraphMailbox
 from mfconnector.graph.urls import quote_segment
 from mfconnector.mail.failures import Unsupported
 from mfconnector.mail.outgoing import DraftAttachment
+
+if TYPE_CHECKING:
+    from mfconnector.graph.mail_backend import GraphMailbox
 
 __all__ = ["attach_all", "resolve", "source_version"]
 

@@ -12,14 +12,16 @@ change delivery, sensitivity or threading are named here. The record and its dig
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import DocumentError, ToolInputError
-from mfconnector.graph.mail_backend import GraphMailbox
 from mfconnector.graph.urls import quote_segment
-from mfconnector.mail.failures import Unsupported
+from mfconnector.mail.failures import StaleReference, Unsupported
 from mfconnector.mail.model import Person
 from mfconnector.mail.outgoing import DraftContent
+
+if TYPE_CHECKING:
+    from mfconnector.graph.mail_backend import GraphMailbox
 
 __all__ = [
     "DRAFT_SELECT",
@@ -55,6 +57,14 @@ FILE_ATTACHMENT = "#microsoft.graph.fileAttachment"
 
 
 def message_path(box: GraphMailbox, native: str) -> str:
+    """A message's Graph path; an id that is not Outlook's is refused before any request."""
+    from mfconnector.graph.mail_backend import OUTLOOK_ID  # the one Outlook-id rule
+
+    if not OUTLOOK_ID.match(native):
+        raise StaleReference(
+            "that reference does not hold a Microsoft 365 id",
+            hint="take ids from mail_list, mail_search, mail_read or mail_folders",
+        )
     return f"{box.path.rstrip('/')}/messages/{quote_segment(native)}"
 
 
@@ -100,8 +110,8 @@ def _addresses(value: Any) -> list[dict[str, str]]:
 
 async def mailbox_owner(box: GraphMailbox) -> dict[str, str]:
     """The mailbox owner, who sends a draft whose ``from`` is still empty (cached)."""
-    cached = box.caches.get("owner")
-    if isinstance(cached, dict):
+    cached = box.caches.owners.get(box.path)
+    if cached is not None:
         return cached
     graph = await box.client()
     answer = await graph.get_json(
@@ -112,7 +122,7 @@ async def mailbox_owner(box: GraphMailbox) -> dict[str, str]:
         "name": str(body.get("displayName") or ""),
         "address": str(body.get("mail") or body.get("userPrincipalName") or ""),
     }
-    box.caches["owner"] = owner
+    box.caches.owners.put(box.path, owner)
     return owner
 
 

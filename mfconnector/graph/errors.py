@@ -42,6 +42,7 @@ __all__ = [
     "request_id",
 ]
 
+
 class AmbiguousWriteError(GraphError):
     """A write left the process and no answer came back: it may or may not have happened."""
 

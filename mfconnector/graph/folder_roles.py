@@ -12,14 +12,16 @@ behind every well-known name, looked up once per mailbox and process, together.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from mfconnector.errors import GraphError
 from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS
-from mfconnector.graph.mail_backend import GraphMailbox
 from mfconnector.graph.urls import quote_segment
+
+if TYPE_CHECKING:
+    from mfconnector.graph.mail_backend import GraphMailbox
 
 __all__ = ["GRAPH_ROLES", "ROLE_NAMES", "folder_role", "well_known_ids"]
 
@@ -41,7 +43,6 @@ _OUTSIDE = "msgfolderroot:parent"
 """Key of the folder above the top of the mailbox: its children are not the person's."""
 _SELECT = {"$select": "id,parentFolderId"}
 _PREFER = {"Prefer": 'IdType="ImmutableId"'}
-_CACHE = "well_known_folder_ids"
 
 
 def role_of_name(name: str) -> str:
@@ -50,8 +51,10 @@ def role_of_name(name: str) -> str:
 
 async def well_known_ids(box: GraphMailbox, names: tuple[str, ...] = WELL_KNOWN) -> dict[str, str]:
     """Name -> id of the well-known folders this mailbox has ("" where it has none)."""
-    cache = box.caches.setdefault(_CACHE, {})
-    assert isinstance(cache, dict)
+    cache = box.caches.well_known.get(box.path)
+    if cache is None:
+        cache = {}
+        box.caches.well_known.put(box.path, cache)
     missing = [name for name in names if name not in cache]
     if not missing:
         return cache

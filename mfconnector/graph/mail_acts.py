@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mfconnector.errors import AuthError, GraphError, GraphThrottledError, ToolError
 from mfconnector.graph import draft_attachments
@@ -27,9 +27,9 @@ from mfconnector.graph.drafts import (
 from mfconnector.graph.errors import AmbiguousWriteError
 from mfconnector.graph.failures import as_failure, graph_details
 from mfconnector.graph.folder_roles import ROLE_NAMES, drafts_id, folder_role
-from mfconnector.graph.mail_backend import GraphMailbox
 from mfconnector.graph.scopes import missing_scopes
 from mfconnector.graph.urls import quote_segment
+from mfconnector.mail.digest import digest_of
 from mfconnector.mail.failures import ActionFailure, Ambiguous, Conflict, Unsupported
 from mfconnector.mail.model import Folder, MessageSummary
 from mfconnector.mail.outgoing import (
@@ -44,7 +44,11 @@ from mfconnector.mail.outgoing import (
 from mfconnector.mail.query import FlagChange
 from mfconnector.mail.refs import Reference
 from mfconnector.reporting import report_progress
-from mfconnector.writes.digest import digest_of
+
+if TYPE_CHECKING:
+    from mfconnector.graph.mail_backend import ClientFactory, GraphMailbox, GraphMailCaches
+    from mfconnector.limits import Limits
+    from mfconnector.mail.refs import AccountTag
 
 __all__ = ["GraphMailActs", "Steps"]
 
@@ -96,9 +100,20 @@ async def _classified(steps: Steps) -> AsyncIterator[None]:
         raise failure from None
 
 
-class GraphMailActs(GraphMailbox):
-    """``MailBackend``'s acting methods over one Graph mailbox (``GraphMailBackend`` adds
-    the reads)."""
+class GraphMailActs:
+    """``MailBackend``'s acting methods, mixed into ``GraphMailBackend`` (which adds the
+    reads): ``self`` is the ``GraphMailbox`` of the call's mailbox."""
+
+    if TYPE_CHECKING:
+        tag: AccountTag
+        client: ClientFactory
+        limits: Limits
+        path: str
+        caches: GraphMailCaches
+
+    @property
+    def _box(self) -> GraphMailbox:
+        return cast("GraphMailbox", self)
 
     def _ref(self, native: str) -> Reference:
         return Reference(self.tag, native)
@@ -169,14 +184,14 @@ class GraphMailActs(GraphMailbox):
         """The folder with the role Graph gives its id now (an id may be Sent Items')."""
         steps = Steps()
         async with _classified(steps):
-            resolved, role = await folder_role(self, self._target(folder))
+            resolved, role = await folder_role(self._box, self._target(folder))
         return dataclasses.replace(folder, ref=self._ref(resolved), role=role)  # type: ignore[arg-type]
 
     # --- messages ------------------------------------------------------------------------
 
     async def _relocate(self, message: Reference, target: str, verb: str) -> Reference | None:
         steps = Steps()
-        path = f"{message_path(self, message.native)}/{verb}"
+        path = f"{message_path(self._box, message.native)}/{verb}"
         async with _classified(steps):
             moved = await self._write(steps, "POST", path, {"destinationId": target})
         new = moved.get("id")
@@ -195,7 +210,7 @@ class GraphMailActs(GraphMailbox):
         """isRead, follow-up flag and categories; ``unchanged_since`` is Graph's changeKey,
         compared first and sent as ``If-Match`` (Graph answers 412 when it moved on)."""
         steps = Steps()
-        path = message_path(self, message.native)
+        path = message_path(self._box, message.native)
         patch: dict[str, Any] = {}
         if change.unread is not None:
             patch["isRead"] = not change.unread
@@ -251,7 +266,7 @@ class GraphMailActs(GraphMailbox):
         steps = Steps()
         async with _classified(steps):
             await self._write(
-                steps, "POST", f"{message_path(self, message.native)}/permanentDelete"
+                steps, "POST", f"{message_path(self._box, message.native)}/permanentDelete"
             )
 
     # --- drafts --------------------------------------------------------------------------
@@ -259,12 +274,12 @@ class GraphMailActs(GraphMailbox):
     async def resolve_attachment(self, attachment: DraftAttachment) -> DraftAttachment:
         steps = Steps()
         async with _classified(steps):
-            return await draft_attachments.resolve(self, attachment)
+            return await draft_attachments.resolve(self._box, attachment)
 
     async def source_version(self, attachment: DraftAttachment) -> str | None:
         steps = Steps()
         async with _classified(steps):
-            return await draft_attachments.source_version(self, attachment)
+            return await draft_attachments.source_version(self._box, attachment)
 
     async def _attach(
         self, steps: Steps, draft: str, attachments: Sequence[DraftAttachment]
@@ -274,15 +289,12 @@ class GraphMailActs(GraphMailbox):
         def one(attachment: DraftAttachment, size: int, sha256: str) -> None:
             steps.did(f"attach {attachment.name}")
             attached.append(dataclasses.replace(attachment, data=None, size=size, sha256=sha256))
-            steps.facts["attached"] = [
-                {"name": a.name, "size": a.size, "sha256": a.sha256} for a in attached
-            ]
 
         def meter(done: int, total: int, name: str) -> None:
             report_progress(done, total, f"attached {done:,} of {total:,} bytes ({name[:80]})")
 
         await draft_attachments.attach_all(
-            self,
+            self._box,
             draft,
             attachments,
             writing=steps.set_writing,
@@ -324,7 +336,7 @@ class GraphMailActs(GraphMailbox):
         if overrides:
             body["message"] = overrides
         steps.plan(f"create the {kind} draft", *(f"attach {a.name}" for a in content.attachments))
-        path = f"{message_path(self, message.native)}/{_RESPONSES[kind]}"
+        path = f"{message_path(self._box, message.native)}/{_RESPONSES[kind]}"
         async with _classified(steps):
             created = await self._write(steps, "POST", path, body)
             draft = self._created_id(created, f"the {kind} draft", "look in Drafts")
@@ -344,7 +356,7 @@ class GraphMailActs(GraphMailbox):
             *(["remove the old attachments"] if replace else []),
             *(f"attach {a.name}" for a in (revision.content.attachments if replace else ())),
         )
-        source = message_path(self, draft.native)
+        source = message_path(self._box, draft.native)
         async with _classified(steps):
             copied = await self._write(steps, "POST", f"{source}/copy", {"destinationId": "drafts"})
             new = self._created_id(
@@ -357,7 +369,7 @@ class GraphMailActs(GraphMailbox):
                     "left in Drafts",
                     hint="create a new draft with mail_create draft instead",
                 )
-            path = message_path(self, new.native)
+            path = message_path(self._box, new.native)
             if changes:
                 await self._write(steps, "PATCH", path, changes)
                 steps.did("apply the changes")
@@ -379,8 +391,8 @@ class GraphMailActs(GraphMailbox):
         """The draft read completely, as the neutral record its digest covers."""
         steps = Steps()
         async with _classified(steps):
-            record, folder = await draft_record(self, draft.native, str(draft))
-            drafts = await drafts_id(self)
+            record, folder = await draft_record(self._box, draft.native, str(draft))
+            drafts = await drafts_id(self._box)
         return FrozenOutgoing(
             record=record,
             digest=digest_of(record),
@@ -400,7 +412,7 @@ class GraphMailActs(GraphMailbox):
         send is ``unknown``; nothing left this process is ``not_sent``."""
         assert frozen.draft is not None
         graph = await self.client()
-        path = f"{message_path(self, frozen.draft.native)}/send"
+        path = f"{message_path(self._box, frozen.draft.native)}/send"
         try:
             answer = await graph.write_json("POST", path, headers=PREFER_IDS)
         except ToolError as error:

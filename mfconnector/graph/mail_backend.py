@@ -22,13 +22,13 @@ from urllib.parse import quote
 
 from mfconnector.bounded_cache import BoundedCache
 from mfconnector.errors import GraphError, ToolInputError
+from mfconnector.graph.mail_acts import GraphMailActs
 from mfconnector.limits import Limits
 from mfconnector.mail.accounts import Account
 from mfconnector.mail.backend import AttachmentContent, MailCapabilities, OnBytes, Spooled
-from mfconnector.mail.failures import StaleReference, Unsupported
+from mfconnector.mail.failures import StaleReference
 from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
-from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
+from mfconnector.mail.query import MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import AccountTag, Reference, account_tag
 
 if TYPE_CHECKING:
@@ -113,6 +113,10 @@ class GraphMailCaches:
         """(mailbox path, folder id) -> display name."""
         self.folder_ids: BoundedCache[tuple[str, str], Folder] = BoundedCache(limits.cached_folders)
         """(mailbox path, lower-cased folder path) -> the folder."""
+        self.well_known: BoundedCache[str, dict[str, str]] = BoundedCache(limits.cached_zones)
+        """mailbox path -> {well-known folder name: its id} (``graph.folder_roles``)."""
+        self.owners: BoundedCache[str, dict[str, str]] = BoundedCache(limits.cached_zones)
+        """mailbox path -> the owner's name and address, who sends a draft with no from."""
 
 
 @dataclass
@@ -128,6 +132,8 @@ class GraphMailbox:
     """The mailbox as the operator or the call named it (None: the signed-in user's)."""
     own_path: str = "/me"
     """The signed-in user's own path, whichever mailbox this is."""
+    cloud: str = "global"
+    """The Microsoft cloud: permanent deletion is offered in the global cloud only."""
     caches: GraphMailCaches = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -142,14 +148,25 @@ class GraphMailbox:
         return Reference(self.tag, native)
 
 
-class GraphMailBackend(GraphMailbox):
+class GraphMailBackend(GraphMailActs, GraphMailbox):
     """The Graph mail backend of one account (and, through ``for_mailbox``, of the
     mailboxes it may read). The reads are ``graph.mail_reads``; the folder rules
     ``graph.mail_folders``."""
 
     @property
     def capabilities(self) -> MailCapabilities:
-        return GRAPH_CAPABILITIES
+        if self.cloud == "global":
+            return GRAPH_CAPABILITIES
+        return replace(
+            GRAPH_CAPABILITIES,
+            permanent_delete=False,
+            missing=(
+                (
+                    "permanent_delete",
+                    f"Microsoft Graph offers no permanent deletion in the {self.cloud} cloud",
+                ),
+            ),
+        )
 
     def for_mailbox(self, mailbox: str) -> GraphMailBackend:
         path, label = mailbox_path(mailbox, self.own_path)
@@ -243,57 +260,6 @@ class GraphMailBackend(GraphMailbox):
             self, message, attachment, limit=limit, suffix=suffix, on_bytes=on_bytes
         )
 
-    # acting: the acting tools still call Graph through tools/ and writes/ (seam-acts
-    # moves them into graph.mail_acts); until then these refuse before any request.
-
-    async def create_folder(self, parent: Folder | None, name: str) -> Folder:
-        raise _not_here("create_folder")
-
-    async def rename_folder(self, folder: Folder, name: str) -> Folder:
-        raise _not_here("rename_folder")
-
-    async def copy(self, message: Reference, target: Folder) -> Reference | None:
-        raise _not_here("copy")
-
-    async def move(self, message: Reference, target: Folder) -> Reference | None:
-        raise _not_here("move")
-
-    async def set_flags(self, message: Reference, change: FlagChange) -> MessageSummary | None:
-        raise _not_here("set_flags")
-
-    async def trash(self, message: Reference) -> Reference | None:
-        raise _not_here("trash")
-
-    async def delete_permanently(self, message: Reference) -> None:
-        raise _not_here("delete_permanently")
-
-    async def create_draft(self, content: DraftContent) -> Reference:
-        raise _not_here("create_draft")
-
-    async def create_response(
-        self, message: Reference, kind: ReplyKind, content: DraftContent
-    ) -> Reference:
-        raise _not_here("create_response")
-
-    async def freeze(self, draft: Reference) -> FrozenOutgoing:
-        raise _not_here("freeze")
-
-    async def send(self, frozen: FrozenOutgoing) -> SendResult:
-        raise _not_here("send")
-
-    async def verify_sent(self, frozen: FrozenOutgoing) -> bool | None:
-        raise _not_here("verify_sent")
-
-    async def discard_draft(self, draft: Reference) -> None:
-        raise _not_here("discard_draft")
-
-
-def _not_here(operation: str) -> Unsupported:
-    return Unsupported(
-        f"the Graph backend does not do `{operation}` through the seam yet",
-        hint="the acting tools still make this change themselves",
-    )
-
 
 def graph_account(
     name: str,
@@ -301,6 +267,7 @@ def graph_account(
     limits: Limits,
     *,
     own_path: str = "/me",
+    cloud: str = "global",
     gates: frozenset[str] = frozenset(),
     settings: Mapping[str, object] | None = None,
 ) -> Account:
@@ -311,5 +278,6 @@ def graph_account(
         limits=limits,
         path=own_path.rstrip("/") or "/me",
         own_path=own_path,
+        cloud=cloud,
     )
     return Account(name, "graph", backend, gates=gates, settings=dict(settings or {}))

@@ -345,9 +345,11 @@ async def delete_permanently(ctx: ToolContext, arguments: dict[str, Any]) -> dic
     try:
         backend = mail_of(ctx, arguments)
         message = message_ref(backend, arguments, "message_id")
-        if not backend.capabilities.permanent_delete:
+        capabilities = backend.capabilities
+        if not capabilities.permanent_delete:
+            why = dict(capabilities.missing).get("permanent_delete")
             raise unsupported(
-                "permanent deletion is not offered for this account",
+                why or "permanent deletion is not offered for this account",
                 "use mail_modify trash (to Deleted Items) instead",
             )
         await require_permissions(ctx, setup, backend, "delete")

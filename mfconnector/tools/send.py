@@ -50,8 +50,8 @@ from mfconnector.tools.draft_input import (
 from mfconnector.tools.mail_write import DIGEST, OUTPUT, PEOPLE, STR, freeze_unchanged
 from mfconnector.tools.send_preview import body_text, preview
 from mfconnector.writes.confirm import confirm_with_person, send_question
-from mfconnector.writes.digest import check_sendable
 from mfconnector.writes.errors import WriteError, as_write_error
+from mfconnector.writes.sendable import check_sendable
 from mfconnector.writes.setup import WriteSetup, gate_error, open_setup, state_error
 from mfconnector.writes.store import Preparation, StateStoreError
 

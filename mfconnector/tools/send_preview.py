@@ -35,7 +35,7 @@ async def preview(frozen: FrozenOutgoing, limits: Limits, **extra: Any) -> dict[
     message = dict(frozen.record)
     message["text"] = await body_text(frozen)
     result = {**extra, "message": message}
-    warnings = record_warnings(frozen.record)
+    warnings = record_warnings(dict(frozen.record))
     if warnings:
         result["warnings"] = warnings
     size = wire_bytes(result)
