@@ -59,9 +59,7 @@ async def test_writes_cannot_file_mail_into_a_system_folder_by_name(
             "mail_create", {"action": "copy", "message_id": ref(MESSAGE), "destination": name}
         )
         parent = await tools.fail("mail_create", {"action": "folder", "name": "x", "parent": name})
-        rename = await tools.fail(
-            "mail_modify", {"action": "rename", "folder": name, "name": "x"}
-        )
+        rename = await tools.fail("mail_modify", {"action": "rename", "folder": name, "name": "x"})
     for error in (copy, parent, rename):
         assert error["error_code"] == "unsupported", error
     assert graph.requests == [], "refused by name before any request"
@@ -76,22 +74,32 @@ def well_known_routes(graph: LoopbackServer) -> dict[str, str]:
     return ids
 
 
-@pytest.mark.parametrize("name", ["recoverableitemsdeletions", "outbox", "sentitems", "conflicts"])
+@pytest.mark.parametrize(
+    ("name", "described"),
+    [
+        ("recoverableitemsdeletions", "a system folder"),
+        ("outbox", "the outbox folder"),
+        ("sentitems", "the sent folder"),
+        ("conflicts", "a system folder"),
+    ],
+)
 async def test_writes_cannot_file_mail_into_a_system_folder_by_id(
-    graph: LoopbackServer, name: str
+    graph: LoopbackServer, name: str, described: str
 ) -> None:
     ids = well_known_routes(graph)
     graph.route("POST", f"{BASE}/messages/{MESSAGE}/move", Reply.json({"id": MESSAGE}, 201))
     async with acting_session(graph, gates=Gates(writes=True)) as tools:
         error = await tools.fail(
-            "mail_modify", {"action": "move", "message_id": ref(MESSAGE), "destination": ids[name]}
+            "mail_modify",
+            {"action": "move", "message_id": ref(MESSAGE), "destination": ref(ids[name])},
         )
         inbox = await tools.ok(
             "mail_modify",
-            {"action": "move", "message_id": ref(MESSAGE), "destination": ids["inbox"]},
+            {"action": "move", "message_id": ref(MESSAGE), "destination": ref(ids["inbox"])},
         )
-    assert error["error_code"] == "unsupported" and name in error["message"]
-    assert inbox["moved"]["id"] == MESSAGE
+    # The refusal names the folder's neutral role (Graph's name for it is the backend's).
+    assert error["error_code"] == "unsupported" and described in error["message"]
+    assert inbox["moved"]["id"] == ref(MESSAGE)
     assert [r.method for r in graph.requests].count("POST") == 1, "only the inbox move was sent"
 
 
@@ -101,7 +109,7 @@ async def test_rename_refuses_every_well_known_folder_however_spelled(
 ) -> None:
     ids = well_known_routes(graph)
     async with acting_session(graph, gates=Gates(writes=True)) as tools:
-        for spelled in (name, name.title(), ids[name]):
+        for spelled in (name, name.title(), ref(ids[name])):
             error = await tools.fail(
                 "mail_modify", {"action": "rename", "folder": spelled, "name": "Mine"}
             )
@@ -115,7 +123,7 @@ async def test_rename_refuses_a_child_of_a_system_folder(graph: LoopbackServer) 
     graph.route("GET", f"{BASE}/mailFolders/{FOLDER}", Reply.json(child))
     async with acting_session(graph, gates=Gates(writes=True)) as tools:
         error = await tools.fail(
-            "mail_modify", {"action": "rename", "folder": FOLDER, "name": "Mine"}
+            "mail_modify", {"action": "rename", "folder": ref(FOLDER), "name": "Mine"}
         )
     assert error["error_code"] == "unsupported" and "system folder" in error["message"]
 
@@ -178,11 +186,11 @@ async def test_every_acting_call_is_logged_and_kept_for_recent(
     assert all("Secret merger" not in line and "megan" not in line for line in lines)
     entries = recent["recent"]
     assert [(e["tool"], e.get("action"), e["outcome"]) for e in entries] == [
-        ("mail_modify", "trash", "invalid_arguments"),
+        ("mail_modify", "trash", "stale_reference"),
         ("mail_send_confirmed", None, "verified"),
         ("mail_prepare", "draft", "prepared"),
     ]
-    assert entries[1]["target"] == prepared["prepared_id"] and entries[2]["target"] == draft.id
+    assert entries[1]["target"] == prepared["prepared_id"] and entries[2]["target"] == ref(draft.id)
     assert json.loads(lines[1].split(" ", 2)[2])["outcome"] == "verified"
 
 

@@ -76,7 +76,7 @@ async def test_attachment_simple_upload_bytes_limit(graph: LoopbackServer, delta
         created = await tools.ok(
             "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
         )
-    draft_id = created["draft"]["id"]
+    draft_id = native(created["draft"]["id"])
     (attached,) = created["draft"]["attached"]
     assert attached == {
         "name": "Budget 2027.xlsx",
@@ -110,7 +110,7 @@ async def test_a_large_file_goes_up_in_chunks_without_the_token(graph: LoopbackS
         created = await tools.ok(
             "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
         )
-        draft_id = created["draft"]["id"]
+        draft_id = native(created["draft"]["id"])
         review = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft_id)})
     assert mailbox.drafts[draft_id].attachments == [("Budget 2027.xlsx", XLSX, data)]
     session = next(r for r in graph.requests if r.path.endswith("/createUploadSession"))
@@ -201,14 +201,14 @@ async def test_a_message_attachment_by_reference(graph: LoopbackServer) -> None:
         ),
     )
     graph.route("GET", f"{base}/$value", Reply(200, (("Content-Type", "text/csv"),), data))
-    entry = {"message_id": ref(SOURCE), "attachment_id": ATTACHMENT, "name": "renamed.csv"}
+    entry = {"message_id": ref(SOURCE), "attachment_id": ref(ATTACHMENT), "name": "renamed.csv"}
     async with acting_session(graph) as tools:
         created = await tools.ok("mail_create", {"action": "draft", "attachments": [entry]})
     (draft,) = mailbox.drafts.values()
     assert draft.attachments == [("renamed.csv", "text/csv", data)]
     assert created["draft"]["attached"][0]["source"] == {
         "message_id": ref(SOURCE),
-        "attachment_id": ATTACHMENT,
+        "attachment_id": ref(ATTACHMENT),
     }
     assert paths(graph)[0] == ("GET", base)
 
@@ -233,7 +233,7 @@ async def test_an_attached_email_or_a_folder_is_refused_before_any_write(
             "mail_create",
             {
                 "action": "draft",
-                "attachments": [{"message_id": ref(SOURCE), "attachment_id": ATTACHMENT}],
+                "attachments": [{"message_id": ref(SOURCE), "attachment_id": ref(ATTACHMENT)}],
             },
         )
         folder = await tools.fail(
@@ -268,7 +268,7 @@ async def test_bad_entries_are_refused_in_our_words_with_no_request(
         again = await tools.ok("mail_create", {"action": "folder", "name": "Still serving"})
     assert says in error["message"]
     assert error["error_code"] == "invalid_arguments"
-    assert again["created"]["displayName"] == "Still serving"
+    assert again["created"]["name"] == "Still serving"
     assert paths(graph) == [("POST", "/v1.0/me/mailFolders")]
 
 

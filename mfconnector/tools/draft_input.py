@@ -189,11 +189,8 @@ def _reference(backend: MailBackend, entry: Mapping[str, str], index: int) -> Dr
             **common,
         )
     message = parse_reference(entry["message_id"], backend.tag, f"attachments[{index}].message_id")
-    attachment = entry["attachment_id"]
-    source = (
-        parse_reference(attachment, backend.tag, f"attachments[{index}].attachment_id")
-        if "." in attachment[:4]
-        else Reference(backend.tag, attachment)
+    source = parse_reference(
+        entry["attachment_id"], backend.tag, f"attachments[{index}].attachment_id"
     )
     return DraftAttachment(source=source, container=message, source_kind="attachment", **common)
 
