@@ -394,7 +394,10 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     except (StdioChoiceError, FixtureError, GateConfigError, UsageError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
-    server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
+    offered = [account.mail.capabilities for account in context.accounts or ()]
+    server = McpServer(
+        listed_tools(gates, offered), context, hidden_tools(gates, offered), instructions(gates)
+    )
     terminal = _stdin_is_terminal()  # asked before the protocol takes stdin over
 
     def announce() -> None:

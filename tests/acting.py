@@ -410,6 +410,8 @@ async def acting_session(
     async def graph() -> GraphClient:
         return client
 
+    accounts = accounts_for(graph, limits, cloud)
+    offered = [account.mail.capabilities for account in accounts]
     context = ToolContext(
         limits=limits,
         mode="live",
@@ -417,16 +419,16 @@ async def acting_session(
         token_provider=tokens,
         graph_factory=graph,
         writes=setup if gates.any else None,
-        accounts=accounts_for(graph, limits, cloud),
+        accounts=accounts,
     )
     with trio.fail_after(TEST_SECONDS * 2):
         async with (
             client,
             open_session(
-                tools=listed_tools(gates),
+                tools=listed_tools(gates, offered),
                 context=context,
                 limits=limits,
-                hidden=hidden_tools(gates),
+                hidden=hidden_tools(gates, offered),
             ) as session,
         ):
             yield Caller(session)

@@ -199,7 +199,24 @@ async def test_permanent_delete_outside_the_global_cloud_is_refused_before_any_r
     graph: LoopbackServer,
 ) -> None:
     async with acting_session(graph, cloud="usgov") as tools:
+        await tools.session.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "list",
+                "method": "tools/list",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                },
+            }
+        )
+        listed = (await tools.session.receive())["result"]["tools"]
         error = await tools.fail("mail_delete_permanently", {"message_id": ref(MESSAGE)})
+    # Not offered where the provider cannot do it, and refused in our words by name.
+    assert "mail_delete_permanently" not in [tool["name"] for tool in listed]
+    assert "mail_modify" in [tool["name"] for tool in listed]
     assert error["error_code"] == "unsupported"
     assert "usgov" in error["message"]
     assert graph.requests == []
