@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.mail.accounts import AccountSet
     from mfconnector.net.settings import NetworkSettings
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioKind
@@ -273,8 +274,18 @@ def _context(
         mailbox=_mailbox(args),
         time_zone=_time_zone(args),
         all_files=all_files,
+        accounts=_accounts(graph, limits, user_path),
     )
     return context, graph
+
+
+def _accounts(graph: _LazyGraph, limits: Limits, user_path: str) -> AccountSet:
+    """One Microsoft 365 account, ``default``, served through Graph (``--accounts`` adds
+    more once it exists)."""
+    from mfconnector.graph.mail_backend import graph_account
+    from mfconnector.mail.accounts import AccountSet
+
+    return AccountSet([graph_account("default", graph, limits, own_path=user_path)])
 
 
 def _write_setup(

@@ -28,6 +28,7 @@ __all__ = [
     "MailCapabilities",
     "OnBytes",
     "Spooled",
+    "SupportsProfile",
 ]
 
 OnBytes = Callable[[int, "int | None"], None]
@@ -133,8 +134,8 @@ class MailBackend(Protocol):
     async def attachment(
         self, message: Reference, attachment: Reference, max_bytes: int
     ) -> AttachmentContent:
-        """One attachment: its bytes up to ``max_bytes`` (files), or the attached email
-        parsed (kind "message"; ``data`` empty)."""
+        """One attachment: its bytes up to ``max_bytes`` (files; 0 asks for its metadata
+        only), or the attached email parsed (kind "message"; ``data`` empty)."""
         ...
 
     def spool_attachment(
@@ -192,6 +193,16 @@ class MailBackend(Protocol):
         ...
 
     async def discard_draft(self, draft: Reference) -> None: ...
+
+
+@runtime_checkable
+class SupportsProfile(Protocol):
+    """A backend that can say who is signed in (``account_status``); optional."""
+
+    async def profile(self) -> dict[str, str]:
+        """The signed-in person: ``name``, ``address`` and what else the provider says
+        (snake_case keys, strings only)."""
+        ...
 
 
 @runtime_checkable

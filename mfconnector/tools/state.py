@@ -12,6 +12,7 @@ from mfconnector.timezones import ZoneChoice
 
 __all__ = ["BoundedCache", "ReadState"]
 
+
 class ReadState:
     """Per-process memory of the read tools, keyed by mailbox path (``/me``, ``/users/x``)."""
 
