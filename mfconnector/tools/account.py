@@ -156,9 +156,8 @@ ACCOUNT_STATUS = Tool(
     name="account_status",
     title="Account status",
     description=(
-        "Who the connector serves: its accounts with their providers and capabilities, the "
-        "mode, sign-in, time zone, mailboxes, drives and limits. Call it first, and on any "
-        "auth problem."
+        "Who the connector serves: accounts (provider, capabilities), mode, sign-in, time "
+        "zone, mailboxes, drives, limits. Call it first, and on any auth problem."
     ),
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,
