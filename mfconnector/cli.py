@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.mail.accounts import AccountSet
     from mfconnector.net.settings import NetworkSettings
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioKind
@@ -263,17 +264,6 @@ def _context(
             )
 
     graph = _LazyGraph(make)
-    from mfconnector.graph.mail_backend import graph_account
-    from mfconnector.mail.accounts import AccountSet
-
-    account = graph_account(
-        DEFAULT_ACCOUNT,
-        graph,
-        limits,
-        own_path=user_path,
-        cloud=cloud,
-        gates=frozenset((gates or Gates()).names),
-    )
     context = ToolContext(
         limits=limits,
         mode=mode,
@@ -286,9 +276,32 @@ def _context(
         mailbox=_mailbox(args),
         time_zone=_time_zone(args),
         all_files=all_files,
-        accounts=AccountSet([account]),
+        accounts=_accounts(graph, limits, user_path, cloud, gates or Gates()),
     )
     return context, graph
+
+
+def _accounts(
+    graph: _LazyGraph, limits: Limits, user_path: str, cloud: str, gates: Gates
+) -> AccountSet:
+    """One Microsoft 365 account, ``default``, served through Graph (``--accounts`` adds
+    more once it exists), in its cloud (which decides what it offers) and with the gates
+    in force."""
+    from mfconnector.graph.mail_backend import graph_account
+    from mfconnector.mail.accounts import AccountSet
+
+    return AccountSet(
+        [
+            graph_account(
+                DEFAULT_ACCOUNT,
+                graph,
+                limits,
+                own_path=user_path,
+                cloud=cloud,
+                gates=frozenset(gates.names),
+            )
+        ]
+    )
 
 
 def _write_setup(

@@ -196,6 +196,25 @@ class GraphMailBackend(GraphMailActs, GraphMailbox):
         self.caches.zones.put(self.path, zone)
         return zone or None
 
+    async def profile(self) -> dict[str, str]:
+        """The signed-in user (``/me`` or the app-only user), for ``account_status``."""
+        graph = await self.client()
+        answer = await graph.get_json(
+            self.own_path, query={"$select": "id,displayName,mail,userPrincipalName"}
+        )
+        body = answer.body if isinstance(answer.body, dict) else {}
+        names = {
+            "displayName": "name",
+            "mail": "address",
+            "id": "id",
+            "userPrincipalName": "user_principal_name",
+        }
+        return {
+            ours: body[theirs]
+            for theirs, ours in names.items()
+            if isinstance(body.get(theirs), str)
+        }
+
     # reads ---------------------------------------------------------------------------
 
     async def folders(self, parent: Folder | None, page: PageRequest) -> Page[Folder]:

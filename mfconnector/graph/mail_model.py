@@ -146,7 +146,8 @@ def _flag(value: Any) -> tuple[FlagState, dict[str, Any]]:
     ):
         when = value.get(key)
         if isinstance(when, Mapping) and isinstance(when.get("dateTime"), str):
-            dates[name] = when["dateTime"]
+            zone = when.get("timeZone")
+            dates[name] = {"date_time": when["dateTime"], "time_zone": _text(zone)}
     return state, dates
 
 

@@ -271,8 +271,8 @@ def _attachment_path(mailbox: GraphMailbox, message: Reference, attachment: Refe
 async def attachment(
     mailbox: GraphMailbox, message: Reference, attachment_ref: Reference, max_bytes: int
 ) -> AttachmentContent:
-    """A file attachment's first ``max_bytes`` bytes, an attached email parsed, or a
-    reference attachment's metadata (its bytes are elsewhere)."""
+    """A file attachment's first ``max_bytes`` bytes (0: its metadata only), an attached
+    email parsed, or a reference attachment's metadata (its bytes are elsewhere)."""
     graph = await mailbox.client()
     path = _attachment_path(mailbox, message, attachment_ref)
     answer = await graph.get_json(
@@ -290,8 +290,8 @@ async def attachment(
         body = await body_of(mailbox, item.get("body"))
         attached = message_of(item, mailbox.tag, body=body)
         return AttachmentContent(found, b"", True, attached)
-    if found.kind != "file":
-        return AttachmentContent(found, b"", True)
+    if found.kind != "file" or max_bytes <= 0:
+        return AttachmentContent(found, b"", found.kind != "file")
     download = await graph.download(f"{path}/$value", max_bytes=max_bytes)
     return AttachmentContent(found, download.data, download.complete)
 

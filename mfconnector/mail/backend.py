@@ -36,6 +36,7 @@ __all__ = [
     "MailCapabilities",
     "OnBytes",
     "Spooled",
+    "SupportsProfile",
 ]
 
 OnBytes = Callable[[int, "int | None"], None]
@@ -141,8 +142,8 @@ class MailBackend(Protocol):
     async def attachment(
         self, message: Reference, attachment: Reference, max_bytes: int
     ) -> AttachmentContent:
-        """One attachment: its bytes up to ``max_bytes`` (files), or the attached email
-        parsed (kind "message"; ``data`` empty)."""
+        """One attachment: its bytes up to ``max_bytes`` (files; 0 asks for its metadata
+        only), or the attached email parsed (kind "message"; ``data`` empty)."""
         ...
 
     def spool_attachment(
@@ -222,6 +223,16 @@ class MailBackend(Protocol):
     async def classify_folder(self, folder: Folder) -> Folder:
         """``folder`` with its role as the provider states it now, however it was named (an
         id may name a well-known folder): what the acting tools' folder policy decides on."""
+        ...
+
+
+@runtime_checkable
+class SupportsProfile(Protocol):
+    """A backend that can say who is signed in (``account_status``); optional."""
+
+    async def profile(self) -> dict[str, str]:
+        """The signed-in person: ``name``, ``address`` and what else the provider says
+        (snake_case keys, strings only)."""
         ...
 
 
