@@ -22,6 +22,7 @@ from mfconnector.mail.failures import Unsupported
 from mfconnector.mail.model import Folder
 from mfconnector.mail.refs import Reference, parse_reference
 from mfconnector.tools.base import ToolContext
+from mfconnector.tools.draft_input import check_entries
 from mfconnector.writes.errors import WriteError, as_write_error
 from mfconnector.writes.folder_policy import check_destination
 from mfconnector.writes.setup import WriteSetup, open_setup
@@ -99,8 +100,6 @@ _STRING_LISTS = ("categories_add", "categories_remove")
 
 def check_shapes(arguments: Mapping[str, Any], limits: Limits) -> None:
     """What the compact schemas leave to code: list items, attachment objects, hex ids."""
-    from mfconnector.tools.draft_input import check_entries
-
     for name, digits in _HEX.items():
         value = arguments.get(name)
         if value is not None and not re.fullmatch(f"[0-9a-f]{{{digits}}}", value):
