@@ -25,7 +25,7 @@ from test_writes_demo import demo_tools
 from mfconnector.emulator import Emulator
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.kql import compile_search
-from mfconnector.emulator.seed import DEMO_NOW
+from mfconnector.emulator.seed.facts import DEMO_NOW
 
 pytestmark = pytest.mark.parametrize("era", ["2026-07-28"])
 

@@ -3,8 +3,10 @@
 ``--demo`` serves it; ``EmulatorTransport`` plugs it in at httpx's transport seam. The
 pieces, one concern each:
 
-- ``seed``: the demo tenant's data, generated deterministically (its Office and PDF files
-  come from ``mfconnector.demo_documents``, its ids of real length from ``ids``);
+- ``seed`` (a package): the demo tenant's data, generated deterministically from its text
+  corpus (``seed/corpus.json``); its Office and PDF files come from
+  ``mfconnector.demo_documents``, its ids of real length from ``ids``;
+- ``quoting``: the history Outlook quotes below a reply (seeded threads and createReply);
 - ``model``: mailboxes, messages, attachments, drives, items, and their Graph JSON;
 - ``odata`` and ``kql``: ``$filter``/``$orderby``/``$select``/``$top``/``$skip``/``$count``
   and ``$search``;

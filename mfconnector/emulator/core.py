@@ -24,8 +24,9 @@ from mfconnector.emulator import ids
 from mfconnector.emulator.batch import UploadSession, run_batch
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.kql import SearchIndex
-from mfconnector.emulator.model import GRAPH, Drive, Mailbox
-from mfconnector.emulator.seed import DEMO_NOW, Tenant, build_tenant
+from mfconnector.emulator.model import GRAPH, Drive, Mailbox, Tenant
+from mfconnector.emulator.seed.facts import DEMO_NOW
+from mfconnector.emulator.seed.tenant import build_tenant
 
 __all__ = ["Answer", "Call", "Emulator", "Fault", "Prefer"]
 

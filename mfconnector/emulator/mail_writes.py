@@ -31,7 +31,7 @@ from mfconnector.emulator import ids
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.mail_routes import find_folder, render_message
 from mfconnector.emulator.model import GRAPH, Attachment, Folder, Mailbox, Message, Recipient
-from mfconnector.emulator.seed import quoted_history
+from mfconnector.emulator.quoting import quoted_history
 from mfconnector.emulator.timezones import check_date_time_time_zone, zone
 
 if TYPE_CHECKING:

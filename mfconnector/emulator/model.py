@@ -29,6 +29,7 @@ __all__ = [
     "Mailbox",
     "Message",
     "Recipient",
+    "Tenant",
     "iso",
 ]
 
@@ -624,3 +625,19 @@ class Drive:
                 "used": used,
             },
         }
+
+
+@dataclass
+class Tenant:
+    """What the emulator serves: mailboxes by every name they answer to, and drives."""
+
+    mailboxes: dict[str, Mailbox]
+    """By user id, mail and UPN (lower case); ``me`` is the signed-in user."""
+    drives: dict[str, Drive]
+    """By drive id."""
+    personal_drive: dict[str, str]
+    """User id -> id of that user's OneDrive."""
+    me: str
+
+    def mailbox(self, key: str) -> Mailbox | None:
+        return self.mailboxes.get(key.lower()) or self.mailboxes.get(key)
