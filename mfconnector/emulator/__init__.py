@@ -10,10 +10,16 @@ pieces, one concern each:
 - ``model``: mailboxes, messages, attachments, drives, items, and their Graph JSON;
 - ``odata`` and ``kql``: ``$filter``/``$orderby``/``$select``/``$top``/``$skip``/``$count``
   and ``$search``;
-- ``mail_routes``, ``mail_writes``, ``drive_routes``, ``downloads``, ``batch``
-  (``$batch`` and upload sessions): the endpoints;
-- ``errors``: Graph's error answers; ``core``: requests, dispatch, fault knobs;
+- ``call``: one request as the routes see it (``Call``) and their ``Answer``;
+  ``state``: what lives between requests (tenant, clock, indexes, upload sessions);
+- ``mail_routes`` (reads) and ``mail_writes``, both over ``mail_lookup`` (finding folders
+  and messages, rendering a message as asked); ``drive_routes``, ``downloads``, ``batch``
+  (``$batch``) and ``uploads`` (upload sessions): the endpoints;
+- ``errors``: Graph's error answers; ``core``: dispatch and fault knobs, on top of all;
 - ``transport``: the httpx adapter.
+
+Imports point one way, from ``core`` down to ``model``: no module imports one that
+imports it back (``tests/test_emulator_layering.py``).
 
 What it supports and refuses: ``docs/EMULATOR.md``.
 """

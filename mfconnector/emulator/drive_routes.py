@@ -13,17 +13,16 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from mfconnector.emulator import ids
+from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError, drive_item_not_found
 from mfconnector.emulator.kql import words
 from mfconnector.emulator.model import GRAPH, Drive, DriveItem
 from mfconnector.emulator.odata import parse_options, parse_orderby
-
-if TYPE_CHECKING:
-    from mfconnector.emulator.core import Answer, Call, Emulator
+from mfconnector.emulator.state import EmulatorState
 
 __all__ = ["THUMBNAIL_HOST", "download_url", "route", "thumbnail_url"]
 
@@ -62,8 +61,6 @@ _ITEM_ID = re.compile(r"^[A-Za-z0-9!]{10,64}$")
 
 
 def _answer(status: int, body: Any = None, **headers: str) -> Answer:
-    from mfconnector.emulator.core import Answer
-
     return Answer(status, json=body, headers=dict(headers))
 
 
@@ -123,7 +120,7 @@ def _check_select(select: list[str] | None) -> None:
             )
 
 
-def route(emulator: Emulator, call: Call, drive: Drive, rest: list[str]) -> Answer:
+def route(emulator: EmulatorState, call: Call, drive: Drive, rest: list[str]) -> Answer:
     if call.method != "GET":
         raise GraphHttpError(
             405, "notSupported", "The demo drive is read-only: only GET is answered."
@@ -185,7 +182,9 @@ def _by_path(drive: Drive, base: DriveItem, text: str) -> tuple[DriveItem, str]:
     return current, tail if colon else ""
 
 
-def _item_route(emulator: Emulator, call: Call, drive: Drive, item: DriveItem, tail: str) -> Answer:
+def _item_route(
+    emulator: EmulatorState, call: Call, drive: Drive, item: DriveItem, tail: str
+) -> Answer:
     options = parse_options(call.query)
     _check_select(options.select)
     if tail == "":
@@ -202,8 +201,6 @@ def _item_route(emulator: Emulator, call: Call, drive: Drive, item: DriveItem, t
     if tail == "content":
         if item.is_folder:
             raise GraphHttpError(404, "itemNotFound", "The item has no content: it is a folder.")
-        from mfconnector.emulator.core import Answer
-
         return Answer(302, headers={"Location": download_url(drive, item)})
     if tail == "thumbnails":
         context = f"{GRAPH}/$metadata#drives('{quote(drive.id)}')/items('{item.id}')/thumbnails"
@@ -284,7 +281,7 @@ def _page(
     return _answer(200, body)
 
 
-def _special(emulator: Emulator, call: Call, drive: Drive, which: str) -> Answer:
+def _special(emulator: EmulatorState, call: Call, drive: Drive, which: str) -> Answer:
     options = parse_options(call.query)
     if which == "recent":
         files = sorted(

@@ -10,23 +10,24 @@ Lists follow Outlook's rules: default page 10 (``$top`` 1-1000), ``$skip`` pagin
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Iterable
 from email.message import EmailMessage
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from mfconnector.emulator.errors import GraphHttpError, item_not_found, malformed_id
-from mfconnector.emulator.model import (
-    GRAPH,
-    MESSAGE_PROPERTIES,
-    Attachment,
-    Folder,
-    Mailbox,
-    Message,
+from mfconnector.emulator import mail_writes
+from mfconnector.emulator.call import Answer, Call
+from mfconnector.emulator.errors import GraphHttpError, item_not_found
+from mfconnector.emulator.kql import compile_search
+from mfconnector.emulator.mail_lookup import (
+    check_id,
+    find_folder,
+    find_message,
+    odata_context,
+    render_message,
 )
+from mfconnector.emulator.model import MESSAGE_PROPERTIES, Attachment, Folder, Mailbox, Message
 from mfconnector.emulator.odata import (
     QueryOptions,
     compile_filter,
@@ -34,12 +35,10 @@ from mfconnector.emulator.odata import (
     parse_options,
     parse_orderby,
 )
-from mfconnector.emulator.timezones import convert_flag
+from mfconnector.emulator.state import EmulatorState
+from mfconnector.emulator.uploads import create_upload_session
 
-if TYPE_CHECKING:
-    from mfconnector.emulator.core import Answer, Call, Emulator
-
-__all__ = ["find_folder", "find_message", "render_message", "route"]
+__all__ = ["get_message", "list_messages", "route"]
 
 MAX_TOP = 1000
 DEFAULT_TOP = 10
@@ -72,7 +71,6 @@ ATTACHMENT_PROPERTIES = frozenset(
         "sourceUrl",
     }
 )
-_ID_CHARS = re.compile(r"^[A-Za-z0-9_\-+/]+=*$")
 _DEFAULT_ORDER = "receivedDateTime desc"
 NOT_FILTERABLE = frozenset(
     {"body", "uniqueBody", "bodyPreview", "internetMessageHeaders", "attachments"}
@@ -81,59 +79,7 @@ NOT_FILTERABLE = frozenset(
 
 
 def _answer(status: int, body: Any = None, **headers: str) -> Answer:
-    from mfconnector.emulator.core import Answer
-
     return Answer(status, json=body, headers=dict(headers))
-
-
-def check_id(value: str) -> None:
-    """Outlook ids are base64 (URL-safe or not) of a structure far longer than 30 bytes."""
-    if len(value) < 40 or not _ID_CHARS.match(value):
-        raise malformed_id()
-    try:
-        base64.urlsafe_b64decode(value.replace("+", "-").replace("/", "_") + "===")
-    except (binascii.Error, ValueError):
-        raise malformed_id() from None
-
-
-def find_folder(mailbox: Mailbox, key: str) -> Folder:
-    found = mailbox.folder(key)
-    if found is not None:
-        return found
-    if key.lower() not in _WELL_KNOWN:
-        check_id(key)
-    raise item_not_found()
-
-
-_WELL_KNOWN = frozenset(
-    {
-        "archive",
-        "clutter",
-        "conflicts",
-        "conversationhistory",
-        "deleteditems",
-        "drafts",
-        "inbox",
-        "junkemail",
-        "localfailures",
-        "msgfolderroot",
-        "outbox",
-        "recoverableitemsdeletions",
-        "scheduled",
-        "searchfolders",
-        "sentitems",
-        "serverfailures",
-        "syncissues",
-    }
-)
-
-
-def find_message(mailbox: Mailbox, key: str, folder: Folder | None = None) -> Message:
-    check_id(key)
-    found = mailbox.message(key)
-    if found is None or (folder is not None and found.folder_id != folder.id):
-        raise item_not_found()
-    return found
 
 
 def _check_select(select: list[str] | None, properties: frozenset[str], entity: str) -> None:
@@ -146,23 +92,7 @@ def _check_select(select: list[str] | None, properties: frozenset[str], entity: 
             )
 
 
-def render_message(message: Message, call: Call, select: list[str] | None) -> dict[str, Any]:
-    """The message as this request asked for it: id kind, body type and the flag's time
-    zone from ``Prefer`` (date-time offsets stay UTC, as Graph's do)."""
-    out = message.render(
-        immutable=call.prefer.immutable_ids, text_body=call.prefer.text_body, select=select
-    )
-    if call.prefer.time_zone and isinstance(out.get("flag"), dict):
-        out["flag"] = convert_flag(out["flag"], call.prefer.time_zone)
-    return out
-
-
-def _context(mailbox: Mailbox, tail: str) -> str:
-    return f"{GRAPH}/$metadata#users('{mailbox.user_id}')/{tail}"
-
-
-def route(emulator: Emulator, call: Call, mailbox: Mailbox, rest: list[str]) -> Answer:
-    from mfconnector.emulator import mail_writes
+def route(emulator: EmulatorState, call: Call, mailbox: Mailbox, rest: list[str]) -> Answer:
 
     method = call.method
     if not rest:
@@ -197,7 +127,7 @@ def _select_plain(value: dict[str, Any], call: Call) -> dict[str, Any]:
 
 def _mailbox_settings(call: Call, mailbox: Mailbox, rest: list[str]) -> Answer:
     settings = {
-        "@odata.context": _context(mailbox, "mailboxSettings"),
+        "@odata.context": odata_context(mailbox, "mailboxSettings"),
         "archiveFolder": mailbox.well_known["archive"],
         "timeZone": mailbox.time_zone,
         "delegateMeetingMessageDeliveryOptions": "sendToDelegateOnly",
@@ -235,7 +165,7 @@ def _mailbox_settings(call: Call, mailbox: Mailbox, rest: list[str]) -> Answer:
         return _answer(
             200,
             {
-                "@odata.context": _context(mailbox, f"mailboxSettings/{rest[0]}"),
+                "@odata.context": odata_context(mailbox, f"mailboxSettings/{rest[0]}"),
                 "value": settings[rest[0]],
             },
         )
@@ -247,8 +177,7 @@ def _mailbox_settings(call: Call, mailbox: Mailbox, rest: list[str]) -> Answer:
 # --- folders -----------------------------------------------------------------------------
 
 
-def _folders(emulator: Emulator, call: Call, mailbox: Mailbox, rest: list[str]) -> Answer:
-    from mfconnector.emulator import mail_writes
+def _folders(emulator: EmulatorState, call: Call, mailbox: Mailbox, rest: list[str]) -> Answer:
 
     if not rest:
         if call.method == "POST":
@@ -266,7 +195,7 @@ def _folders(emulator: Emulator, call: Call, mailbox: Mailbox, rest: list[str]) 
             _check_select(options.select, FOLDER_PROPERTIES, "mailFolder")
             body = _select_plain(folder.render(mailbox), call)
             return _answer(
-                200, {"@odata.context": _context(mailbox, "mailFolders/$entity"), **body}
+                200, {"@odata.context": odata_context(mailbox, "mailFolders/$entity"), **body}
             )
         if call.method == "PATCH":
             return mail_writes.update_folder(emulator, call, mailbox, folder)
@@ -317,7 +246,7 @@ def _folder_list(call: Call, mailbox: Mailbox, parent_id: str, context: str) -> 
                 return _sort_key(folder.get(name))
 
             folders.sort(key=folder_key, reverse=order.descending)
-    return _page(call, options, folders, _context(mailbox, context), select=options.select)
+    return _page(call, options, folders, odata_context(mailbox, context), select=options.select)
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
@@ -363,7 +292,7 @@ def _page(
 # --- messages ----------------------------------------------------------------------------
 
 
-def _filter_view(emulator: Emulator, mailbox: Mailbox, message: Message) -> dict[str, Any]:
+def _filter_view(emulator: EmulatorState, mailbox: Mailbox, message: Message) -> dict[str, Any]:
     """The message's Graph JSON (no bodies) for ``$filter`` and ``$orderby``, cached."""
     cached = emulator.filter_views.get(message.immutable_id)
     if cached is not None and cached[0] == message.version:
@@ -388,14 +317,12 @@ def _in_scope(mailbox: Mailbox, folder: Folder | None) -> Iterable[Message]:
 
 
 def list_messages(
-    emulator: Emulator, call: Call, mailbox: Mailbox, folder: Folder | None
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder | None
 ) -> Answer:
     options = parse_options(call.query)
     _check_select(options.select, MESSAGE_PROPERTIES, "message")
     candidates = list(_in_scope(mailbox, folder))
     if options.search is not None:
-        from mfconnector.emulator.kql import compile_search
-
         if options.orderby:
             raise GraphHttpError(
                 400,
@@ -450,7 +377,7 @@ def list_messages(
         for message, out in zip(window, rendered, strict=True):
             out["attachments"] = [_attachment_json(a, expand) for a in message.attachments]
     scope = f"mailFolders('{folder.id}')/messages" if folder else "messages"
-    body: dict[str, Any] = {"@odata.context": _context(mailbox, scope)}
+    body: dict[str, Any] = {"@odata.context": odata_context(mailbox, scope)}
     if options.count:
         body["@odata.count"] = len(matches)
     body["value"] = rendered
@@ -471,9 +398,8 @@ def _dig(value: Any, path: list[str]) -> Any:
 
 
 def _messages(
-    emulator: Emulator, call: Call, mailbox: Mailbox, folder: Folder | None, rest: list[str]
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder | None, rest: list[str]
 ) -> Answer:
-    from mfconnector.emulator import mail_writes
 
     if not rest:
         if call.method == "GET":
@@ -502,11 +428,11 @@ def _messages(
     )
 
 
-def get_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Message) -> Answer:
+def get_message(emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message) -> Answer:
     options = parse_options(call.query)
     _check_select(options.select, MESSAGE_PROPERTIES, "message")
     body = {
-        "@odata.context": _context(mailbox, "messages/$entity"),
+        "@odata.context": odata_context(mailbox, "messages/$entity"),
         **render_message(message, call, options.select),
     }
     wanted = _extended_expand(options.expand)
@@ -566,9 +492,8 @@ def _attachment_json(attachment: Attachment, select: list[str] | None) -> dict[s
 
 
 def _attachments(
-    emulator: Emulator, call: Call, mailbox: Mailbox, message: Message, rest: list[str]
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message, rest: list[str]
 ) -> Answer:
-    from mfconnector.emulator import mail_writes
 
     if not rest:
         if call.method == "POST":
@@ -582,14 +507,12 @@ def _attachments(
             call,
             options,
             items,
-            _context(
+            odata_context(
                 mailbox, f"messages('{message.id_for(call.prefer.immutable_ids)}')/attachments"
             ),
             select=None,
         )
     if rest == ["createUploadSession"]:
-        from mfconnector.emulator.batch import create_upload_session
-
         if call.method != "POST":
             raise _not_allowed()
         return create_upload_session(emulator, call, mailbox, message)
@@ -612,11 +535,9 @@ def _attachments(
             body["item"] = attachment.item.render(
                 immutable=False, text_body=call.prefer.text_body, select=None
             )
-        body = {"@odata.context": _context(mailbox, "messages/attachments/$entity"), **body}
+        body = {"@odata.context": odata_context(mailbox, "messages/attachments/$entity"), **body}
         return _answer(200, body)
     if tail == ["$value"] and call.method == "GET":
-        from mfconnector.emulator.core import Answer
-
         if attachment.item is not None:
             return _mime(attachment.item)
         return Answer(
@@ -630,8 +551,6 @@ def _attachments(
 
 
 def _mime(message: Message) -> Answer:
-    from mfconnector.emulator.core import Answer
-
     mime = EmailMessage()
     sender = message.from_ or message.sender
     mime["From"] = f"{sender[0]} <{sender[1]}>"

@@ -24,18 +24,17 @@ from __future__ import annotations
 import base64
 import binascii
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from mfconnector.emulator import ids
+from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError
-from mfconnector.emulator.mail_routes import find_folder, render_message
+from mfconnector.emulator.mail_lookup import find_folder, render_message
 from mfconnector.emulator.model import GRAPH, Attachment, Folder, Mailbox, Message, Recipient
 from mfconnector.emulator.quoting import quoted_history
+from mfconnector.emulator.state import EmulatorState
 from mfconnector.emulator.timezones import check_date_time_time_zone, zone
-
-if TYPE_CHECKING:
-    from mfconnector.emulator.core import Answer, Call, Emulator
 
 __all__ = [
     "MAX_ATTACHMENT_BYTES",
@@ -73,12 +72,12 @@ IMPORTANCE = frozenset({"low", "normal", "high"})
 
 
 def _answer(status: int, body: Any = None) -> Answer:
-    from mfconnector.emulator.core import Answer
-
     return Answer(status, json=body)
 
 
-def _entity(mailbox: Mailbox, message: Message, emulator: Emulator, call: Call) -> dict[str, Any]:
+def _entity(
+    mailbox: Mailbox, message: Message, emulator: EmulatorState, call: Call
+) -> dict[str, Any]:
     return {
         "@odata.context": f"{GRAPH}/$metadata#users('{mailbox.user_id}')/messages/$entity",
         **render_message(message, call, None),
@@ -195,7 +194,7 @@ def _apply(message: Message, changes: dict[str, Any], *, creating: bool) -> None
 
 
 def _new_message(
-    emulator: Emulator,
+    emulator: EmulatorState,
     mailbox: Mailbox,
     folder: Folder,
     call: Call,
@@ -273,7 +272,7 @@ def _parse_attachment(message: Message, value: Any, now: datetime) -> Attachment
 
 
 def create_message(
-    emulator: Emulator, call: Call, mailbox: Mailbox, folder: Folder | None
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder | None
 ) -> Answer:
     body = call.json_body()
     target = folder or mailbox.folders[mailbox.well_known["drafts"]]
@@ -301,7 +300,9 @@ def _check_if_match(call: Call, message: Message) -> None:
         )
 
 
-def update_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Message) -> Answer:
+def update_message(
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message
+) -> Answer:
     changes = call.json_body()
     _check_if_match(call, message)
     for key in changes:
@@ -327,7 +328,9 @@ def update_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Me
     return _answer(200, _entity(mailbox, message, emulator, call))
 
 
-def delete_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Message) -> Answer:
+def delete_message(
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message
+) -> Answer:
     _check_if_match(call, message)
     deleted = mailbox.folders[mailbox.well_known["deleteditems"]]
     if message.folder_id in mailbox.descendants(deleted.id):
@@ -339,7 +342,7 @@ def delete_message(emulator: Emulator, call: Call, mailbox: Mailbox, message: Me
 
 
 def message_action(
-    emulator: Emulator, call: Call, mailbox: Mailbox, message: Message, action: str
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message, action: str
 ) -> Answer:
     if action in ("move", "copy"):
         destination = call.json_body().get("destinationId")
@@ -414,7 +417,7 @@ def _zone(call: Call, mailbox: Mailbox) -> ZoneInfo:
 
 
 def _respond(
-    emulator: Emulator, call: Call, mailbox: Mailbox, original: Message, kind: str
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, original: Message, kind: str
 ) -> Message:
     body = call.json_body()
     message_value = body.get("message")
@@ -491,7 +494,7 @@ def _escape(text: str) -> str:
 
 
 def _send(
-    emulator: Emulator, call: Call, mailbox: Mailbox, message: Message, *, save: bool
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message, *, save: bool
 ) -> None:
     if not (message.to or message.cc or message.bcc):
         raise GraphHttpError(
@@ -516,7 +519,7 @@ def _send(
     _deliver(emulator, message, call.now)
 
 
-def _deliver(emulator: Emulator, message: Message, now: datetime) -> None:
+def _deliver(emulator: EmulatorState, message: Message, now: datetime) -> None:
     """Mail to a mailbox of this tenant arrives in its Inbox, unread."""
     seen: set[str] = set()
     for _, address in [*message.to, *message.cc, *message.bcc]:
@@ -531,7 +534,7 @@ def _deliver(emulator: Emulator, message: Message, now: datetime) -> None:
         copy.bcc = []
 
 
-def send_mail(emulator: Emulator, call: Call, mailbox: Mailbox) -> Answer:
+def send_mail(emulator: EmulatorState, call: Call, mailbox: Mailbox) -> Answer:
     body = call.json_body()
     value = body.get("message")
     if not isinstance(value, dict):
@@ -550,7 +553,9 @@ def send_mail(emulator: Emulator, call: Call, mailbox: Mailbox) -> Answer:
 # --- attachments ---------------------------------------------------------------------------
 
 
-def add_attachment(emulator: Emulator, call: Call, mailbox: Mailbox, message: Message) -> Answer:
+def add_attachment(
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message
+) -> Answer:
     attachment = _parse_attachment(message, call.json_body(), call.now)
     message.attachments.append(attachment)
     message.touch(call.now)
@@ -563,7 +568,7 @@ def add_attachment(emulator: Emulator, call: Call, mailbox: Mailbox, message: Me
 
 
 def delete_attachment(
-    emulator: Emulator, call: Call, mailbox: Mailbox, message: Message, attachment: Attachment
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, message: Message, attachment: Attachment
 ) -> Answer:
     message.attachments = [a for a in message.attachments if a.id != attachment.id]
     message.touch(call.now)
@@ -573,7 +578,7 @@ def delete_attachment(
 # --- folders -------------------------------------------------------------------------------
 
 
-def create_folder(emulator: Emulator, call: Call, mailbox: Mailbox, parent: Folder) -> Answer:
+def create_folder(emulator: EmulatorState, call: Call, mailbox: Mailbox, parent: Folder) -> Answer:
     body = call.json_body()
     name = body.get("displayName")
     if not isinstance(name, str) or not name.strip() or len(name) > 255:
@@ -593,7 +598,7 @@ def create_folder(emulator: Emulator, call: Call, mailbox: Mailbox, parent: Fold
     return _answer(201, {"@odata.context": context, **folder.render(mailbox)})
 
 
-def update_folder(emulator: Emulator, call: Call, mailbox: Mailbox, folder: Folder) -> Answer:
+def update_folder(emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder) -> Answer:
     body = call.json_body()
     name = body.get("displayName")
     if set(body) - {"displayName"} or not isinstance(name, str) or not name.strip():
@@ -612,7 +617,7 @@ def update_folder(emulator: Emulator, call: Call, mailbox: Mailbox, folder: Fold
     return _answer(200, {"@odata.context": context, **folder.render(mailbox)})
 
 
-def delete_folder(emulator: Emulator, call: Call, mailbox: Mailbox, folder: Folder) -> Answer:
+def delete_folder(emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder) -> Answer:
     if folder.well_known:
         raise GraphHttpError(
             400, "ErrorDeleteDistinguishedFolder", "Distinguished folders cannot be deleted."
@@ -625,7 +630,7 @@ def delete_folder(emulator: Emulator, call: Call, mailbox: Mailbox, folder: Fold
 
 
 def permanently_delete_folder(
-    emulator: Emulator, call: Call, mailbox: Mailbox, folder: Folder
+    emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder
 ) -> Answer:
     if folder.well_known:
         raise GraphHttpError(
