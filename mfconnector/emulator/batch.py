@@ -17,7 +17,7 @@ from typing import Any
 from mfconnector.emulator import ids
 from mfconnector.emulator.call import Answer, Call, error_answer
 from mfconnector.emulator.errors import GraphHttpError
-from mfconnector.emulator.model import GRAPH
+from mfconnector.emulator.render import GRAPH
 from mfconnector.emulator.state import EmulatorState
 
 __all__ = ["MAX_BATCH_REQUESTS", "Route", "run_batch"]

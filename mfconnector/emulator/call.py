@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from mfconnector.emulator.errors import GraphHttpError
-from mfconnector.emulator.model import GRAPH
+from mfconnector.emulator.render import GRAPH
 from mfconnector.emulator.seed.facts import DEMO_NOW
 
 __all__ = ["Answer", "Call", "Prefer", "answer", "decode_query", "error_answer"]

@@ -21,7 +21,8 @@ from mfconnector.emulator import downloads, drive_routes, ids, mail_routes, uplo
 from mfconnector.emulator.batch import run_batch
 from mfconnector.emulator.call import Answer, Call, Prefer, decode_query, error_answer
 from mfconnector.emulator.errors import GraphHttpError
-from mfconnector.emulator.model import GRAPH, Tenant
+from mfconnector.emulator.model import Tenant
+from mfconnector.emulator.render import GRAPH, drive_json
 from mfconnector.emulator.seed.facts import DEMO_NOW
 from mfconnector.emulator.seed.tenant import build_tenant
 from mfconnector.emulator.state import EmulatorState
@@ -173,6 +174,6 @@ class Emulator(EmulatorState):
         if rest and rest[0] == "drives" and len(rest) == 1 and call.method == "GET":
             drive = self.drive_of(mailbox)
             return Answer(
-                200, {"@odata.context": f"{GRAPH}/$metadata#drives", "value": [drive.json()]}
+                200, {"@odata.context": f"{GRAPH}/$metadata#drives", "value": [drive_json(drive)]}
             )
         return mail_routes.route(self, call, mailbox, rest)

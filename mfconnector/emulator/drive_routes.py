@@ -20,8 +20,9 @@ from mfconnector.emulator import ids
 from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError, drive_item_not_found
 from mfconnector.emulator.kql import words
-from mfconnector.emulator.model import GRAPH, Drive, DriveItem
+from mfconnector.emulator.model import Drive, DriveItem
 from mfconnector.emulator.odata import parse_options, parse_orderby
+from mfconnector.emulator.render import GRAPH, drive_item_json, drive_json, web_url
 from mfconnector.emulator.state import EmulatorState
 
 __all__ = ["THUMBNAIL_HOST", "download_url", "route", "thumbnail_url"]
@@ -99,7 +100,7 @@ def _thumbnails(item: DriveItem) -> list[dict[str, Any]]:
 def _render(
     drive: Drive, item: DriveItem, select: list[str] | None, *, thumbnails: bool = False
 ) -> dict[str, Any]:
-    full = drive.render(item)
+    full = drive_item_json(drive, item)
     if not item.is_folder and (select is None or DOWNLOAD_URL in select):
         full = {DOWNLOAD_URL: download_url(drive, item), **full}
     if thumbnails:
@@ -127,7 +128,7 @@ def route(emulator: EmulatorState, call: Call, drive: Drive, rest: list[str]) ->
         )
     joined = "/".join(rest)
     if not joined:
-        return _answer(200, _select_drive(drive.json(), call))
+        return _answer(200, _select_drive(drive_json(drive), call))
     if joined in ("recent", "sharedWithMe"):
         return _special(emulator, call, drive, joined)
     if joined.startswith("root:"):
@@ -312,7 +313,7 @@ def _special(emulator: EmulatorState, call: Call, drive: Drive, which: str) -> A
                         "name": item.name,
                         "file": {"mimeType": item.mime},
                         "size": item.size,
-                        "webUrl": other.web_url(item),
+                        "webUrl": web_url(other, item),
                         "parentReference": {
                             "driveId": other.id,
                             "driveType": other.drive_type,

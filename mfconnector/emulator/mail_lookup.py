@@ -12,7 +12,8 @@ from typing import Any
 
 from mfconnector.emulator.call import Call
 from mfconnector.emulator.errors import item_not_found, malformed_id
-from mfconnector.emulator.model import GRAPH, Folder, Mailbox, Message
+from mfconnector.emulator.model import Folder, Mailbox, Message
+from mfconnector.emulator.render import GRAPH, message_json
 from mfconnector.emulator.timezones import convert_flag
 
 __all__ = ["check_id", "find_folder", "find_message", "odata_context", "render_message"]
@@ -73,8 +74,8 @@ def find_message(mailbox: Mailbox, key: str, folder: Folder | None = None) -> Me
 def render_message(message: Message, call: Call, select: list[str] | None) -> dict[str, Any]:
     """The message as this request asked for it: id kind, body type and the flag's time
     zone from ``Prefer`` (date-time offsets stay UTC, as Graph's do)."""
-    out = message.render(
-        immutable=call.prefer.immutable_ids, text_body=call.prefer.text_body, select=select
+    out = message_json(
+        message, immutable=call.prefer.immutable_ids, text_body=call.prefer.text_body, select=select
     )
     if call.prefer.time_zone and isinstance(out.get("flag"), dict):
         out["flag"] = convert_flag(out["flag"], call.prefer.time_zone)

@@ -27,13 +27,20 @@ from mfconnector.emulator.mail_lookup import (
     odata_context,
     render_message,
 )
-from mfconnector.emulator.model import MESSAGE_PROPERTIES, Attachment, Folder, Mailbox, Message
+from mfconnector.emulator.model import Attachment, Folder, Mailbox, Message
 from mfconnector.emulator.odata import (
     QueryOptions,
     compile_filter,
     filter_properties,
     parse_options,
     parse_orderby,
+)
+from mfconnector.emulator.render import (
+    MESSAGE_PROPERTIES,
+    attachment_json,
+    folder_json,
+    message_json,
+    profile_json,
 )
 from mfconnector.emulator.state import EmulatorState
 from mfconnector.emulator.uploads import create_upload_session
@@ -98,7 +105,7 @@ def route(emulator: EmulatorState, call: Call, mailbox: Mailbox, rest: list[str]
     if not rest:
         if method != "GET":
             raise _not_allowed()
-        return _answer(200, _select_plain(mailbox.profile(), call))
+        return _answer(200, _select_plain(profile_json(mailbox), call))
     head = rest[0]
     if head == "mailboxSettings":
         return _mailbox_settings(call, mailbox, rest[1:])
@@ -193,7 +200,7 @@ def _folders(emulator: EmulatorState, call: Call, mailbox: Mailbox, rest: list[s
         if call.method == "GET":
             options = parse_options(call.query)
             _check_select(options.select, FOLDER_PROPERTIES, "mailFolder")
-            body = _select_plain(folder.render(mailbox), call)
+            body = _select_plain(folder_json(folder, mailbox), call)
             return _answer(
                 200, {"@odata.context": odata_context(mailbox, "mailFolders/$entity"), **body}
             )
@@ -230,7 +237,7 @@ def _folder_list(call: Call, mailbox: Mailbox, parent_id: str, context: str) -> 
         )
     hidden = call.query.get("includeHiddenFolders", "").lower() == "true"
     folders = [
-        f.render(mailbox)
+        folder_json(f, mailbox)
         for f in mailbox.folders.values()
         if f.parent_id == parent_id and (hidden or not f.is_hidden)
     ]
@@ -297,7 +304,7 @@ def _filter_view(emulator: EmulatorState, mailbox: Mailbox, message: Message) ->
     cached = emulator.filter_views.get(message.immutable_id)
     if cached is not None and cached[0] == message.version:
         return cached[1]
-    view = message.render(immutable=True, text_body=False, select=_FILTERABLE)
+    view = message_json(message, immutable=True, text_body=False, select=_FILTERABLE)
     emulator.filter_views[message.immutable_id] = (message.version, view)
     return view
 
@@ -484,7 +491,7 @@ def _attachment_expand(value: str | None) -> list[str] | Literal[False] | None:
 
 
 def _attachment_json(attachment: Attachment, select: list[str] | None) -> dict[str, Any]:
-    full = attachment.render(with_bytes=select is None or "contentBytes" in select)
+    full = attachment_json(attachment, with_bytes=select is None or "contentBytes" in select)
     if select is None:
         return full
     wanted = set(select)
@@ -532,8 +539,8 @@ def _attachments(
         body = _attachment_json(attachment, options.select)  # Graph honours $select here too
         expand = (options.expand or "").lower()
         if attachment.item is not None and "item" in expand:
-            body["item"] = attachment.item.render(
-                immutable=False, text_body=call.prefer.text_body, select=None
+            body["item"] = message_json(
+                attachment.item, immutable=False, text_body=call.prefer.text_body, select=None
             )
         body = {"@odata.context": odata_context(mailbox, "messages/attachments/$entity"), **body}
         return _answer(200, body)

@@ -31,8 +31,14 @@ from mfconnector.emulator import ids
 from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.mail_lookup import find_folder, render_message
-from mfconnector.emulator.model import GRAPH, Attachment, Folder, Mailbox, Message, Recipient
+from mfconnector.emulator.model import Attachment, Folder, Mailbox, Message, Recipient
 from mfconnector.emulator.quoting import quoted_history
+from mfconnector.emulator.render import (
+    GRAPH,
+    MESSAGE_PROPERTIES,
+    attachment_json,
+    folder_json,
+)
 from mfconnector.emulator.state import EmulatorState
 from mfconnector.emulator.timezones import check_date_time_time_zone, zone
 
@@ -312,17 +318,10 @@ def update_message(
                 "ErrorInvalidPropertyUpdateSentMessage",
                 "Update operation is invalid for property of a sent message.",
             )
-        if (
-            key not in ALWAYS_UPDATABLE
-            and key not in DRAFT_UPDATABLE
-            and not key.startswith("@odata")
-        ):
-            from mfconnector.emulator.model import MESSAGE_PROPERTIES
-
-            if key in MESSAGE_PROPERTIES:
-                raise GraphHttpError(
-                    400, "ErrorInvalidProperty", f"The property '{key[:100]}' is read-only."
-                )
+        if key in MESSAGE_PROPERTIES and key not in ALWAYS_UPDATABLE and key not in DRAFT_UPDATABLE:
+            raise GraphHttpError(
+                400, "ErrorInvalidProperty", f"The property '{key[:100]}' is read-only."
+            )
     _apply(message, changes, creating=False)
     message.touch(call.now)
     return _answer(200, _entity(mailbox, message, emulator, call))
@@ -559,7 +558,7 @@ def add_attachment(
     attachment = _parse_attachment(message, call.json_body(), call.now)
     message.attachments.append(attachment)
     message.touch(call.now)
-    body = attachment.render(with_bytes=True)
+    body = attachment_json(attachment, with_bytes=True)
     shown_id = message.id_for(call.prefer.immutable_ids)
     context = (
         f"{GRAPH}/$metadata#users('{mailbox.user_id}')/messages('{shown_id}')/attachments/$entity"
@@ -595,7 +594,7 @@ def create_folder(emulator: EmulatorState, call: Call, mailbox: Mailbox, parent:
         Folder(ids.folder_id(label), name, parent.id, None, bool(body.get("isHidden", False)))
     )
     context = f"{GRAPH}/$metadata#users('{mailbox.user_id}')/mailFolders/$entity"
-    return _answer(201, {"@odata.context": context, **folder.render(mailbox)})
+    return _answer(201, {"@odata.context": context, **folder_json(folder, mailbox)})
 
 
 def update_folder(emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder) -> Answer:
@@ -614,7 +613,7 @@ def update_folder(emulator: EmulatorState, call: Call, mailbox: Mailbox, folder:
         )
     folder.display_name = name
     context = f"{GRAPH}/$metadata#users('{mailbox.user_id}')/mailFolders/$entity"
-    return _answer(200, {"@odata.context": context, **folder.render(mailbox)})
+    return _answer(200, {"@odata.context": context, **folder_json(folder, mailbox)})
 
 
 def delete_folder(emulator: EmulatorState, call: Call, mailbox: Mailbox, folder: Folder) -> Answer:

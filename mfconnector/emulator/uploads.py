@@ -16,7 +16,8 @@ from urllib.parse import SplitResult, parse_qs, unquote
 from mfconnector.emulator import ids
 from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError
-from mfconnector.emulator.model import GRAPH, Attachment, Mailbox, Message, iso
+from mfconnector.emulator.model import Attachment, Mailbox, Message
+from mfconnector.emulator.render import GRAPH, iso
 from mfconnector.emulator.state import EmulatorState, UploadSession
 
 __all__ = [

@@ -30,4 +30,4 @@ def add_hostile_html(b: MailBuilder, junk: Folder) -> None:
         inference="other",
         keeps_html=True,
     )
-    message._text_cache = (message.version, HOSTILE_TEXT, HOSTILE_TEXT)
+    message.preset_texts(HOSTILE_TEXT, HOSTILE_TEXT)
