@@ -5,8 +5,9 @@ The fixture file (format in ``docs/FIXTURES.md``) is read once, at start-up, und
 cannot be served is refused with one :class:`~mfconnector.errors.FixtureError` line that
 names the file, the entry and the problem, never with a traceback.
 
-:class:`FixtureTransport` plugs into ``httpx.AsyncClient(transport=...)``, so the real
-client code (byte caps, redirects, retries, paging markers) runs unchanged: bodies are
+:class:`~mfconnector.graph.fixture_transport.FixtureTransport` (its own module: it needs
+httpx and trio, this loader neither) plugs into ``httpx.AsyncClient(transport=...)``, so the
+real client code (byte caps, redirects, retries, paging markers) runs unchanged: bodies are
 streamed in chunks of at most 64 KiB, ``repeat`` bodies are generated lazily, a request
 with no canned answer gets a Graph-shaped 404, and a bearer token sent anywhere but the
 Graph root is answered with a 400 instead of being "delivered".
