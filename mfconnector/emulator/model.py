@@ -116,8 +116,9 @@ class Message:
     version: int = 1
     """Bumped by every change: the change key and etag follow it."""
     _text_cache: tuple[int, str, str] | None = None
-    render_cache: tuple[tuple[int, bool], dict[str, Any]] | None = None
-    """Filled by ``render.message_json``: the default properties for one version."""
+    _render_cache: tuple[tuple[int, bool], dict[str, Any]] | None = None
+    """Filled by ``render.message_json``: the default properties for one version. Private,
+    so a copy (``mail_writes``) leaves it behind."""
 
     @property
     def rest_id(self) -> str:
@@ -143,7 +144,7 @@ class Message:
         self.version += 1
         self.modified = now
         self._text_cache = None
-        self.render_cache = None
+        self._render_cache = None
 
     def texts(self) -> tuple[str, str]:
         """(body as text, uniqueBody as text), converted once per version."""
@@ -275,13 +276,13 @@ class Drive:
     items: dict[str, DriveItem] = field(default_factory=dict)
     root_id: str = ""
     _children: dict[str, list[str]] | None = None
-    render_cache: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    _render_cache: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
     """Filled by ``render.drive_item_json``: each item's JSON for one version."""
 
     def add(self, item: DriveItem) -> DriveItem:
         self.items[item.id] = item
         self._children = None
-        self.render_cache.clear()
+        self._render_cache.clear()
         return item
 
     def children(self, item_id: str) -> list[DriveItem]:

@@ -4,8 +4,9 @@ drives and drive items, with Graph's property names, order and ``@odata`` annota
 What the answer looks like (an id that depends on the ``Prefer`` header, the default
 properties in the order of Graph's own examples, a driveItem's etag, cTag and hashes) lives
 here; what the objects are and how they change lives in ``model``. Renderings that cost
-something are cached on the object (``Message.render_cache``, ``Drive.render_cache``) and
-keyed by its version, so a change to the object invalidates them.
+something are cached on the object and keyed by its version, so a change invalidates them:
+``Message._render_cache`` and ``Drive._render_cache``, private to ``model`` and this
+module (a copied message, which copies only public fields, starts without one).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def message_json(
 
 
 def _message_defaults(message: Message, immutable: bool) -> dict[str, Any]:
-    cache = message.render_cache
+    cache = message._render_cache
     key = (message.version, immutable)
     if cache is not None and cache[0] == key:
         return cache[1]
@@ -154,7 +155,7 @@ def _message_defaults(message: Message, immutable: bool) -> dict[str, Any]:
         "replyTo": [address_json(r) for r in message.reply_to],
         "flag": dict(message.flag),
     }
-    message.render_cache = (key, full)
+    message._render_cache = (key, full)
     return full
 
 
@@ -270,11 +271,11 @@ def drive_item_json(drive: Drive, item: DriveItem) -> dict[str, Any]:
     Built once per item version: the demo drives are read-only, so a folder's size and
     child count cannot change under a cached answer.
     """
-    cached = drive.render_cache.get(item.id)
+    cached = drive._render_cache.get(item.id)
     if cached is not None and cached[0] == item.version:
         return dict(cached[1])
     out = _drive_item(drive, item)
-    drive.render_cache[item.id] = (item.version, out)
+    drive._render_cache[item.id] = (item.version, out)
     return dict(out)
 
 
