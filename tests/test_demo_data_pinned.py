@@ -1,8 +1,10 @@
 """The demo's data is pinned: a change to what ``--demo`` serves must be deliberate.
 
 ``demo_data_dump.dump()`` walks every answer the demo emulator serves (folders, messages
-with both body types, attachments' bytes, drive items, file bytes) into one canonical
-document; this test pins its sha256. A refactor of the emulator must leave it unchanged.
+with both body types, attachments' bytes, drive items, file bytes), then a fixed script of
+writes read back, into one canonical document; this test pins its sha256. A refactor of
+the emulator must leave it unchanged (0.3's split of the emulator was checked this way
+against 0.2's code: the same bytes).
 
 If you changed the demo's data on purpose, regenerate the pin and say so in the commit:
 
@@ -21,8 +23,8 @@ import json
 import pytest
 from demo_data_dump import dump
 
-PINNED_SHA256 = "55f3d1dae94b4d7addd2172cbf5180522c487dd26840f759e52da7a2ea014180"
-PINNED_BYTES = 4_179_736
+PINNED_SHA256 = "118a488c08ff9598a5e935a39bcdcb9c4302a10e0dd87610fad0773675b018da"
+PINNED_BYTES = 4_423_045
 
 
 @pytest.mark.slow
@@ -30,5 +32,5 @@ def test_the_demo_serves_exactly_the_pinned_data() -> None:
     data = dump()
     answers = json.loads(data)
     assert len(answers) > 1000, "the walk no longer reaches the demo's messages and files"
-    assert all(answer["status"] in (200, 302) for answer in answers), "the walk hit an error"
+    assert all(answer["status"] in (200, 201, 202, 204, 302) for answer in answers), "an error"
     assert (hashlib.sha256(data).hexdigest(), len(data)) == (PINNED_SHA256, PINNED_BYTES)
