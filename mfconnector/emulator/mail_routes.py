@@ -16,7 +16,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any, Literal
 
-from mfconnector.emulator import mail_writes
+from mfconnector.emulator import folder_writes, mail_writes
 from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError, item_not_found
 from mfconnector.emulator.kql import compile_search
@@ -188,7 +188,7 @@ def _folders(emulator: EmulatorState, call: Call, mailbox: Mailbox, rest: list[s
 
     if not rest:
         if call.method == "POST":
-            return mail_writes.create_folder(
+            return folder_writes.create_folder(
                 emulator, call, mailbox, mailbox.folders[mailbox.root_id]
             )
         if call.method != "GET":
@@ -205,14 +205,14 @@ def _folders(emulator: EmulatorState, call: Call, mailbox: Mailbox, rest: list[s
                 200, {"@odata.context": odata_context(mailbox, "mailFolders/$entity"), **body}
             )
         if call.method == "PATCH":
-            return mail_writes.update_folder(emulator, call, mailbox, folder)
+            return folder_writes.update_folder(emulator, call, mailbox, folder)
         if call.method == "DELETE":
-            return mail_writes.delete_folder(emulator, call, mailbox, folder)
+            return folder_writes.delete_folder(emulator, call, mailbox, folder)
         raise _not_allowed()
     if tail[0] == "childFolders":
         if len(tail) == 1:
             if call.method == "POST":
-                return mail_writes.create_folder(emulator, call, mailbox, folder)
+                return folder_writes.create_folder(emulator, call, mailbox, folder)
             if call.method != "GET":
                 raise _not_allowed()
             return _folder_list(
@@ -222,7 +222,7 @@ def _folders(emulator: EmulatorState, call: Call, mailbox: Mailbox, rest: list[s
     if tail[0] == "messages":
         return _messages(emulator, call, mailbox, folder, tail[1:])
     if tail == ["permanentDelete"] and call.method == "POST":
-        return mail_writes.permanently_delete_folder(emulator, call, mailbox, folder)
+        return folder_writes.permanently_delete_folder(emulator, call, mailbox, folder)
     raise GraphHttpError(
         400, "BadRequest", f"Resource not found for the segment '{tail[0][:100]}'."
     )
