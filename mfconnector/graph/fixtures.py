@@ -5,8 +5,9 @@ The fixture file (format in ``docs/FIXTURES.md``) is read once, at start-up, und
 cannot be served is refused with one :class:`~mfconnector.errors.FixtureError` line that
 names the file, the entry and the problem, never with a traceback.
 
-:class:`FixtureTransport` plugs into ``httpx.AsyncClient(transport=...)``, so the real
-client code (byte caps, redirects, retries, paging markers) runs unchanged: bodies are
+:class:`~mfconnector.graph.fixture_transport.FixtureTransport` (its own module: it needs
+httpx and trio, this loader neither) plugs into ``httpx.AsyncClient(transport=...)``, so the
+real client code (byte caps, redirects, retries, paging markers) runs unchanged: bodies are
 streamed in chunks of at most 64 KiB, ``repeat`` bodies are generated lazily, a request
 with no canned answer gets a Graph-shaped 404, and a bearer token sent anywhere but the
 Graph root is answered with a 400 instead of being "delivered".
@@ -33,18 +34,9 @@ from mfconnector.graph.fixture_schema import (
     entry_problems,
     top_problems,
 )
+from mfconnector.graph.fixture_words import escape_controls, show_value, type_name
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
-
-
-def __getattr__(name: str) -> object:
-    """``FixtureTransport`` moved to ``fixture_transport`` (it needs httpx); still reachable."""
-    if name == "FixtureTransport":
-        from mfconnector.graph.fixture_transport import FixtureTransport
-
-        return FixtureTransport
-    raise AttributeError(name)
-
 
 __all__ = [
     "FIXTURE_SCHEMA",
@@ -68,7 +60,6 @@ value, so an unfiltered page can never pass for a filtered one."""
 
 _BODY_KEYS = ("json", "text", "base64", "repeat")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAIL_PREFIXES = ("/me/messages", "/me/mailfolders")
 DRIVE_PREFIXES = ("/me/drive", "/drives/", "/sites/")
 USER_SCOPED = re.compile(r"^/users/[^/]+(/.*)$", re.IGNORECASE)
@@ -286,44 +277,6 @@ def _parse_int(text: str) -> int:
     if len(text) > 4000:
         raise _BadNumber(f"an integer has {len(text):,} digits")
     return int(text)
-
-
-def escape_controls(text: str) -> str:
-    """One printable line: control characters and lone surrogates escaped."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def show_value(value: object, limit: int = 80) -> str:
-    """A JSON value quoted for an error message, shortened and made printable."""
-    if isinstance(value, str):
-        shown = json.dumps(
-            value[:limit] + ("..." if len(value) > limit else ""), ensure_ascii=False
-        )
-    elif isinstance(value, bool) or value is None:
-        shown = json.dumps(value)
-    elif isinstance(value, int | float):
-        shown = str(value)[:limit]
-    elif isinstance(value, list):
-        shown = "an array"
-    else:
-        shown = "an object"
-    return escape_controls(shown)
-
-
-def type_name(value: object) -> str:
-    """What kind of JSON value ``value`` is, for "must be X, not Y" messages."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
 
 
 class _Loader:

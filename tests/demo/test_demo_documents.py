@@ -21,7 +21,7 @@ from xml.etree import ElementTree
 import pytest
 
 import mfconnector.demo_documents as docbuild
-from mfconnector.emulator.seed import build_tenant
+from mfconnector.emulator.seed.tenant import build_tenant
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"

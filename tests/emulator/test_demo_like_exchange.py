@@ -22,7 +22,7 @@ import pytest
 from mfconnector.emulator import Emulator
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.kql import compile_search
-from mfconnector.emulator.seed import DEMO_NOW
+from mfconnector.emulator.seed.facts import DEMO_NOW
 from tests.support.harness import rows
 from tests.tools.test_demo_tools import demo
 from tests.writes.test_writes_demo import demo_tools

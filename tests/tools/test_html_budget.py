@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mfconnector.auth import StaticTokenProvider
-from mfconnector.emulator.seed import HOSTILE_HTML
+from mfconnector.emulator.seed.hostile import HOSTILE_HTML
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import parse_fixtures
@@ -249,6 +249,6 @@ def test_the_demo_server_reads_the_hostile_junk_mail_within_its_budget() -> None
 @pytest.mark.slow
 def test_the_demo_seeds_the_hostile_message_with_the_emulators_own_text() -> None:
     from mfconnector.emulator.htmltext import html_to_text
-    from mfconnector.emulator.seed import HOSTILE_TEXT
+    from mfconnector.emulator.seed.hostile import HOSTILE_TEXT
 
     assert html_to_text(HOSTILE_HTML) == HOSTILE_TEXT

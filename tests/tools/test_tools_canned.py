@@ -43,7 +43,8 @@ from jsonschema import Draft202012Validator
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.cli import FIXTURE_TOKEN, _context, build_parser
 from mfconnector.graph.client import GraphClient
-from mfconnector.graph.fixtures import FixtureSet, FixtureTransport, RepeatBody, load_fixtures
+from mfconnector.graph.fixture_transport import FixtureTransport
+from mfconnector.graph.fixtures import FixtureSet, RepeatBody, load_fixtures
 from mfconnector.graph.urls import is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.textconv import html_to_text
