@@ -276,7 +276,7 @@ def graph_error_from_response(
     else:
         detail = f": {parsed.message}" if parsed.message else ""
         message = f"Microsoft Graph answered {what}{detail}{suffix}"
-    extra = {"innerCode": parsed.inner_code} if parsed.inner_code else {}
+    extra = {"inner_code": parsed.inner_code} if parsed.inner_code else {}
     cls = GraphThrottledError if throttled else GraphError
     return cls(
         message,

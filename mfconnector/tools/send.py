@@ -464,7 +464,7 @@ def _classify_failure(error: ToolError) -> tuple[str, dict[str, Any]]:
             "error_code": code,
             "reason": error.message,
             "status": error.status,
-            "graph_code": error.code,
+            "provider_code": error.code,
         }
     return "rejected", {
         "error_code": as_write_error(error, writing=False).error_code,

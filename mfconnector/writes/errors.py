@@ -41,8 +41,6 @@ __all__ = ["AmbiguousWriteError", "WriteError", "as_write_error"]
 class WriteError(ToolError):
     """A failed acting call: code, whether repeating is safe, and any partial outcome."""
 
-    kind = "write"
-
     def __init__(
         self,
         error_code: str,
@@ -60,13 +58,7 @@ class WriteError(ToolError):
         self.details = details or {}
 
     def to_payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "error_code": self.error_code,
-            "message": self.message,
-            "retry_safe": self.retry_safe,
-        }
-        if self.hint:
-            payload["hint"] = self.hint
+        payload = super().to_payload()
         payload.update(self.details)
         if self.outcome is not None:
             payload["outcome"] = self.outcome
@@ -76,7 +68,7 @@ class WriteError(ToolError):
 class AmbiguousWriteError(GraphError):
     """A write left the process and no answer came back: it may or may not have happened."""
 
-    kind = "outcome_unknown"
+    error_code = "outcome_unknown"
 
 
 def _graph_code(error: GraphError) -> dict[str, Any]:
@@ -84,7 +76,7 @@ def _graph_code(error: GraphError) -> dict[str, Any]:
     if error.status is not None:
         details["status"] = error.status
     if error.code:
-        details["graph_code"] = error.code
+        details["provider_code"] = error.code
     if error.request_id:
         details["request_id"] = error.request_id
     return details
@@ -107,7 +99,7 @@ def as_write_error(
     if not isinstance(error, GraphError):
         return WriteError("graph_error", error.message, hint=error.hint, outcome=outcome)
     details = _graph_code(error)
-    codes = {(error.code or "").lower(), str(error.extra.get("innerCode", "")).lower()}
+    codes = {(error.code or "").lower(), str(error.extra.get("inner_code", "")).lower()}
     unanswered = isinstance(error, GraphTimeoutError) or (error.status or 0) >= 500
     if isinstance(error, AmbiguousWriteError) or (writing and unanswered and error.status != 429):
         return WriteError(

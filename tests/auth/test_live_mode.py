@@ -157,5 +157,5 @@ async def test_a_slow_sign_in_service_is_named_as_such(config: AuthConfig, idp: 
         async with live_session(config, idp, server, limits) as session:
             reply = await session.call(request(1, "tools/call", {"name": "mail_list"}))
     error = json.loads(reply["result"]["content"][0]["text"])["error"]
-    assert error["kind"] == "auth" and error["code"] == "signin_timeout"
+    assert error["error_code"] == "auth_required" and error["reason"] == "signin_timeout"
     assert "sign-in service" in error["message"]

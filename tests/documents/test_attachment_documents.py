@@ -138,7 +138,9 @@ async def test_a_hostile_attachment_is_a_clear_error_and_the_next_call_works(
         error = await tools.error("mail_attachment", CALL)
         serve_attachment(graph, "report.docx", WORD)
         after = await tools.data("mail_attachment", CALL)
-    assert error["kind"] == "document" and error["code"] == code and error["hint"]
+    assert (
+        error["error_code"] == "document_unreadable" and error["reason"] == code and error["hint"]
+    )
     assert "root:" not in json.dumps(error)
     assert graph.url not in json.dumps(error)
     assert "Quarterly report" in after["content"]["text"]
@@ -156,7 +158,7 @@ async def test_document_bytes_limit_applies_to_attachments(
         assert "Invoice 2026-114" in result["structuredContent"]["content"]["text"]
         return
     error = json.loads(result["content"][0]["text"])["error"]
-    assert error["kind"] == "document" and error["code"] == "too_large"
+    assert error["error_code"] == "document_unreadable" and error["reason"] == "too_large"
     assert f"up to {len(PDF) - 1:,} bytes" in error["message"]
 
 

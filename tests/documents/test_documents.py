@@ -293,7 +293,7 @@ async def test_document_bytes_limit(
         assert "Invoice 2026-114" in result["structuredContent"]["content"]["text"]
         return
     error = json.loads(result["content"][0]["text"])["error"]
-    assert error["kind"] == "document" and error["code"] == "too_large"
+    assert error["error_code"] == "document_unreadable" and error["reason"] == "too_large"
     assert f"{len(data):,} bytes" in error["message"] or not honest_size
     assert f"up to {len(data) - 1:,} bytes" in error["message"]
     if honest_size:
@@ -311,7 +311,7 @@ async def test_a_ranged_answer_reports_the_true_size(
     serve_document(graph, files, "big.pdf", PDF, size=10, reply=reply)
     async with tools_on(graph, limits=limits) as tools:
         error = await tools.error("files_read", {"item_id": ITEM})
-    assert error["code"] == "too_large" and "30,000,000 bytes" in error["message"]
+    assert error["reason"] == "too_large" and "30,000,000 bytes" in error["message"]
     assert files.requests[0].header("range") == "bytes=0-1000"
 
 
@@ -406,7 +406,9 @@ async def test_hostile_documents_get_a_clear_error_and_serving_continues(
         error = await tools.error("files_read", {"item_id": ITEM})
         serve_document(graph, files, "report.docx", WORD)
         after = await tools.data("files_read", {"item_id": ITEM})
-    assert error["kind"] == "document" and error["code"] == code and error["hint"]
+    assert (
+        error["error_code"] == "document_unreadable" and error["reason"] == code and error["hint"]
+    )
     if code == "protected":
         assert "password-protected" in error["message"]
     if code == "unsupported":
@@ -554,7 +556,7 @@ async def test_the_wall_clock_deadline_kills_the_worker(
             assert worker_pids() == set()
         serve_document(graph, files, "report.docx", WORD)
         after = await tools.data("files_read", {"item_id": ITEM})
-    assert error["code"] == "timeout" and "longer than 2 s" in error["message"]
+    assert error["reason"] == "timeout" and "longer than 2 s" in error["message"]
     assert "Quarterly report" in after["content"]["text"]
 
 
@@ -567,7 +569,7 @@ async def test_the_cpu_limit_ends_the_worker(
     serve_document(graph, files, "big.xlsx", slow_document)
     async with tools_on(graph, limits=limits) as tools:
         error = await slow_error(tools, {"item_id": ITEM})
-    assert error["code"] == "cpu" and "more than 1 s of CPU time" in error["message"]
+    assert error["reason"] == "cpu" and "more than 1 s of CPU time" in error["message"]
 
 
 @pytest.mark.slow
@@ -584,7 +586,7 @@ async def test_the_memory_limit_ends_in_a_clear_error(
         error = await slow_error(tools, {"item_id": ITEM})
         serve_document(graph, files, "sales.xlsx", EXCEL)
         after = await tools.data("files_read", {"item_id": ITEM})
-    assert error["code"] == "memory" and "120,000,000-byte limit" in error["message"]
+    assert error["reason"] == "memory" and "120,000,000-byte limit" in error["message"]
     assert "North" in after["content"]["text"]
 
 
@@ -640,7 +642,7 @@ async def test_a_crashed_worker_is_a_clear_error(
             os.kill(pid, 9)
         serve_document(graph, files, "report.docx", WORD)
         after = await tools.data("files_read", {"item_id": ITEM})
-    assert errors[0]["code"] == "crashed" and "exit status -9" in errors[0]["message"]
+    assert errors[0]["reason"] == "crashed" and "exit status -9" in errors[0]["message"]
     assert "Quarterly report" in after["content"]["text"]
 
 
@@ -872,10 +874,10 @@ async def test_the_part_argument_is_bounded_by_the_same_limit(
     async with tools_on(graph) as tools:
         error = await tools.error("files_read", {"item_id": ITEM, "part": "S" * (limit + delta)})
     if delta > 0:
-        assert error["kind"] == "invalid_input" and "part" in error["message"]
+        assert error["error_code"] == "invalid_arguments" and "part" in error["message"]
         assert files.requests == []
     else:
-        assert error["kind"] == "invalid_input" and "no sheet named" in error["message"]
+        assert error["error_code"] == "invalid_arguments" and "no sheet named" in error["message"]
 
 
 def test_sheet_cells_read_as_excel_shows_them(tmp_path: Path) -> None:
@@ -913,7 +915,7 @@ async def test_mutated_documents_through_files_read_never_stop_the_server(
         after = await tools.data("files_read", {"item_id": ITEM})
     if result["isError"] and "structuredContent" not in result:
         error = json.loads(result["content"][0]["text"])["error"]
-        assert error["kind"] == "document" and error["code"] in FAILURE_CODES
+        assert error["error_code"] == "document_unreadable" and error["reason"] in FAILURE_CODES
     else:
         assert isinstance(result["structuredContent"]["content"]["text"], str)
     assert "Invoice 2026-114" in after["content"]["text"]

@@ -466,7 +466,7 @@ async def test_onedrive_nested_error_keeps_top_code_and_innermost_code(
         with pytest.raises(GraphError) as caught:
             await client.get_json("/x")
     assert caught.value.code == "invalidRange"
-    assert caught.value.extra == {"innerCode": "fragmentOverlap"}
+    assert caught.value.extra == {"inner_code": "fragmentOverlap"}
 
 
 async def test_html_gateway_error_is_mapped_without_its_body(graph: LoopbackServer) -> None:

@@ -89,8 +89,8 @@ def test_outlook_invalid_id_sample() -> None:
 def test_onedrive_nested_innererror_keeps_both_codes() -> None:
     error = error_for(416, load("error-onedrive-nested-innererror.json"))
     assert error.code == "invalidRange"
-    assert error.extra == {"innerCode": "fragmentOverlap"}
-    assert error.to_payload()["innerCode"] == "fragmentOverlap"
+    assert error.extra == {"inner_code": "fragmentOverlap"}
+    assert error.to_payload()["inner_code"] == "fragmentOverlap"
 
 
 def test_deepest_specific_inner_code_wins() -> None:
@@ -100,7 +100,7 @@ def test_deepest_specific_inner_code_wins() -> None:
             "innerError": {"code": "lvl1", "InnerError": {"code": "lvl2", "innererror": {}}},
         }
     }
-    assert error_for(403, body).extra == {"innerCode": "lvl2"}
+    assert error_for(403, body).extra == {"inner_code": "lvl2"}
 
 
 def test_claims_challenge_sample_header() -> None:
@@ -431,4 +431,4 @@ def test_graph_error_nesting_depth() -> None:
     depth = DEFAULT_LIMITS.graph_error_nesting_depth
     for levels, found in ((depth - 1, True), (depth, True), (depth + 1, False)):
         error = error_for(400, nested_error(levels))
-        assert (error.extra.get("innerCode") == "deepestCode") is found, levels
+        assert (error.extra.get("inner_code") == "deepestCode") is found, levels

@@ -420,7 +420,8 @@ async def test_control_messages_get_through_while_every_worker_is_busy(tmp_path:
     assert buffer == b""
     assert [reply["id"] for reply in early] == [16, 17, 18, 19, "p"]
     assert all(
-        json.loads(r["result"]["content"][0]["text"])["error"]["kind"] == "busy" for r in early[:4]
+        json.loads(r["result"]["content"][0]["text"])["error"]["error_code"] == "busy"
+        for r in early[:4]
     )
     assert [reply["id"] for reply in lines(stdout)] == ["d"]
     assert process.returncode == 0

@@ -54,7 +54,7 @@ async def test_a_lone_surrogate_in_arguments_is_an_invalid_argument(
         result = reply["result"]
         assert result["isError"] is True
         error = json.loads(result["content"][0]["text"])["error"]
-        assert error["kind"] == "invalid_input"
+        assert error["error_code"] == "invalid_arguments"
         assert "lone UTF-16 surrogate" in error["message"] and "U+D" in error["message"]
         # serving goes on, and a valid pair (an emoji) is still a character
         await client.session.send_raw(call_line(2, "mail_search", '{"query":"\\ud83d\\ude00"}'))

@@ -540,7 +540,7 @@ async def test_a_call_past_the_capacity_is_answered_busy_at_once(
     result = busy["result"]
     assert result["isError"] is True and result["resultType"] == "complete"
     error = json.loads(result["content"][0]["text"])["error"]
-    assert error["kind"] == "busy" and error["retrySafe"] is True
+    assert error["error_code"] == "busy" and error["retry_safe"] is True
     assert f"{CAPACITY} tool calls are in flight" in error["message"]
     assert sorted(map(str, (r["id"] for r in replies))) == sorted(
         map(str, [*range(1, CAPACITY), "room-again"])
@@ -559,7 +559,7 @@ async def test_a_timeout_interrupts_a_slow_fixture_answer(autojump_clock: trio.a
         elapsed = trio.current_time() - start
     assert transport.interrupted == 1
     error = json.loads(reply["result"]["content"][0]["text"])["error"]
-    assert error["kind"] == "graph_timeout"
+    assert error["error_code"] == "timeout"
     assert elapsed == pytest.approx(limits.graph_request_seconds, abs=0.5)
 
 

@@ -373,9 +373,9 @@ async def test_missing_and_malformed_ids_and_throttling_are_graph_errors(era: st
         real = (await d.data("mail_list", {"limit": 1}))["messages"][0]["id"]
         missing = real[:-12] + "AAAAAAAAAAA="
         error = await d.client.error("mail_read", {"message_id": missing})
-        assert error["code"] == "ErrorItemNotFound" and error["status"] == 404
+        assert error["provider_code"] == "ErrorItemNotFound" and error["status"] == 404
         error = await d.client.error("mail_read", {"message_id": "not-a-message-id"})
-        assert error["code"] == "ErrorInvalidIdMalformed" and error["status"] == 400
+        assert error["provider_code"] == "ErrorInvalidIdMalformed" and error["status"] == 400
         d.emulator.add_fault(429, retry_after="2.128", times=1)
         error = await d.client.error("mail_list", {})
         assert error["status"] == 429 and "retry in 3 s" in error["message"]
@@ -435,7 +435,7 @@ async def test_files_read_text_windows_binary_and_big_files(era: str) -> None:
         folder = await d.data("files_read", {"path": "Projects"})
         assert "files_list" in folder["content"]["reason"]
         error = await d.client.error("files_read", {"path": "Documents/nope.txt"})
-        assert error["code"] == "itemNotFound"
+        assert error["provider_code"] == "itemNotFound"
 
 
 async def test_files_read_gives_the_text_of_each_kind_of_demo_document(era: str) -> None:

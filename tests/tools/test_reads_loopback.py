@@ -370,7 +370,7 @@ async def test_a_failing_message_is_its_own_error_and_the_batch_goes_on(
         result = await tools.call("mail_read", {"message_ids": [d["id"] for d in docs]})
     data = result["structuredContent"]
     assert [i["status"] for i in data["items"]] == ["ok", "error", "ok"]
-    assert data["items"][1]["error"]["code"] == "ErrorItemNotFound"
+    assert data["items"][1]["error"]["provider_code"] == "ErrorItemNotFound"
     assert data["items"][2]["message"]["body"] == docs[2]["body"]["content"]
     assert result["isError"] is False and "nextIndex" not in data
 
@@ -790,7 +790,7 @@ async def test_a_shared_mailbox_is_read_under_users_and_keeps_its_cursors(
         )
     assert shared["mailbox"] == SHARED
     for error in (mine, other, refused):
-        assert error["kind"] == "invalid_input" and "cursor" in error["message"]
+        assert error["error_code"] == "invalid_arguments" and "cursor" in error["message"]
     assert len(graph.requests_to(shared_path)) == 2 and len(rows(more)) == 10
     assert len(graph.requests_to("/v1.0/me/mailFolders/inbox/messages")) == 1
 
@@ -831,7 +831,7 @@ async def test_a_drive_by_id_and_its_cursors_stay_on_that_drive(graph: LoopbackS
         own = await tools.error("files_list", {"cursor": cursor})
         again = await tools.data("files_list", {"drive_id": DRIVE, "cursor": cursor})
     assert first["drive"] == DRIVE and len(again["items"]) == 10
-    assert own["kind"] == "invalid_input"
+    assert own["error_code"] == "invalid_arguments"
     assert len(graph.requests_to(f"/v1.0/drives/{DRIVE}/root/children")) == 2
     assert graph.requests_to("/v1.0/me/drive/root/children") == []
 

@@ -139,7 +139,7 @@ async def test_a_batch_never_exceeds_its_budget_and_answers_every_id_once(
         if item["status"] == "ok":
             assert index not in failing
         if item["status"] == "error":
-            assert index in failing and item["error"]["code"] == "ErrorItemNotFound"
+            assert index in failing and item["error"]["provider_code"] == "ErrorItemNotFound"
     if data["items"][0]["status"] not in ("ok", "error"):  # not even one message fits
         assert data["nextIndex"] == 0
         assert "raise max_response_bytes" in data["skipped"]["items"]["how"]

@@ -414,7 +414,9 @@ def check_result(name: str, result: dict[str, Any], *, allow_partial: bool) -> N
         payload = json.loads(content[0]["text"])
         assert set(payload) == {"error"}
         error = payload["error"]
-        assert error["kind"] and error["message"]
+        assert error["error_code"] and error["message"]
+        assert isinstance(error["retry_safe"], bool)
+        assert all(key == key.lower() for key in error), f"one key style: {sorted(error)}"
         return
     data = result["structuredContent"]
     errors = [e.message for e in OUTPUT_VALIDATORS[name].iter_errors(data)]
@@ -677,7 +679,7 @@ async def test_arguments_outside_the_schema_are_rejected(
     result = reply["result"]
     check_result(tool, result, allow_partial=False)
     error = json.loads(result["content"][0]["text"])["error"]
-    assert error["kind"] == "invalid_input"
+    assert error["error_code"] == "invalid_arguments"
     assert f"Invalid arguments for {tool}" in error["message"]
     assert error["hint"]
     if "limit" in arguments and isinstance(arguments["limit"], int):
@@ -751,7 +753,7 @@ async def test_unknown_folder_name_is_an_actionable_error(era: str, folder: str)
         assert asked and all(path.endswith(("/mailFolders", "/childFolders")) for path in asked), (
             "a name is looked up among the folders; no messages are asked for"
         )
-    assert error["kind"] == "invalid_input"
+    assert error["error_code"] == "invalid_arguments"
     assert repr(folder) in error["message"]
     assert "inbox" in error["hint"] and "mail_folders" in error["hint"]
 
@@ -922,9 +924,9 @@ async def test_body_offset_past_the_end_is_an_actionable_error(era: str) -> None
     async with demo_client(era) as client:
         error = await client.error("mail_read", {"message_id": message_id, "body_offset": total})
         far = await client.error("mail_read", {"message_id": message_id, "body_offset": 10**9})
-    assert error["kind"] == "invalid_input"
+    assert error["error_code"] == "invalid_arguments"
     assert str(total) in error["message"] and "body_offset" in error["hint"]
-    assert far["kind"] == "invalid_input"
+    assert far["error_code"] == "invalid_arguments"
 
 
 async def test_mail_read_clips_long_fields_and_lists(era: str) -> None:
@@ -1080,7 +1082,7 @@ async def test_files_bad_paths_are_actionable_errors(path: str) -> None:
     async with demo_client() as client:
         error = await client.error("files_list", {"path": path})
         assert client.transport.requests == []
-    assert error["kind"] == "invalid_input" and error["hint"]
+    assert error["error_code"] == "invalid_arguments" and error["hint"]
 
 
 def text_file() -> dict[str, Any]:
@@ -1210,18 +1212,26 @@ async def test_files_read_of_a_folder_points_to_files_list() -> None:
 # --- ids and errors ----------------------------------------------------------------------------
 
 
-async def test_malformed_and_missing_ids_are_errors_with_graph_codes(era: str) -> None:
+async def test_malformed_and_missing_ids_are_errors_with_provider_codes(era: str) -> None:
     malformed = error_path(400, "/me/messages/")
     missing = error_path(404, "/me/messages/")
     async with demo_client(era) as client:
         bad = await client.error("mail_read", {"message_id": malformed})
         gone = await client.error("mail_read", {"message_id": missing})
         unknown = await client.error("files_read", {"item_id": "01BYE5RZNOSUCHITEM"})
-    assert (bad["kind"], bad["status"], bad["code"]) == ("graph", 400, "ErrorInvalidIdMalformed")
-    assert "malformed" in bad["hint"] and bad["requestId"]
-    assert (gone["kind"], gone["status"], gone["code"]) == ("graph", 404, "ErrorItemNotFound")
-    assert gone["hint"] and gone["requestId"] and gone["retrySafe"] is False
-    assert (unknown["status"], unknown["code"]) == (404, "itemNotFound")
+    assert (bad["error_code"], bad["status"], bad["provider_code"]) == (
+        "provider_error",
+        400,
+        "ErrorInvalidIdMalformed",
+    )
+    assert "malformed" in bad["hint"] and bad["request_id"]
+    assert (gone["error_code"], gone["status"], gone["provider_code"]) == (
+        "provider_error",
+        404,
+        "ErrorItemNotFound",
+    )
+    assert gone["hint"] and gone["request_id"] and gone["retry_safe"] is False
+    assert (unknown["status"], unknown["provider_code"]) == (404, "itemNotFound")
 
 
 async def test_throttled_id_fails_fast_with_retry_after(era: str) -> None:
@@ -1229,10 +1239,10 @@ async def test_throttled_id_fails_fast_with_retry_after(era: str) -> None:
     async with demo_client(era) as client:
         error = await client.error("mail_read", {"message_id": throttled})
         sent = client.transport.urls()
-    assert error["kind"] == "throttled"
-    assert error["status"] == 429 and error["code"] == "TooManyRequests"
-    assert error["retryAfterSeconds"] == pytest.approx(2.128)
-    assert error["retrySafe"] is True and "retry in 3 s" in error["hint"]
+    assert error["error_code"] == "throttled"
+    assert error["status"] == 429 and error["provider_code"] == "TooManyRequests"
+    assert error["retry_after_seconds"] == pytest.approx(2.128)
+    assert error["retry_safe"] is True and "retry in 3 s" in error["hint"]
     assert len(sent) == 1, "a Retry-After over the ceiling is not waited out"
 
 
@@ -1240,7 +1250,7 @@ async def test_expired_token_answer_is_an_auth_hint(era: str) -> None:
     expired = error_path(401, "/me/drive/items/")
     async with demo_client(era) as client:
         error = await client.error("files_read", {"item_id": expired})
-    assert (error["status"], error["code"]) == (401, "InvalidAuthenticationToken")
+    assert (error["status"], error["provider_code"]) == (401, "InvalidAuthenticationToken")
     assert "mfconnector login" in error["hint"]
 
 
@@ -1299,7 +1309,7 @@ async def test_tampered_cursors_are_refused_before_any_request(era: str) -> None
             result = await client.call("mail_list", arguments)
             assert result["isError"] is True, label
             error = json.loads(result["content"][0]["text"])["error"]
-            assert error["kind"] == "invalid_input", label
+            assert error["error_code"] == "invalid_arguments", label
             assert words in error["message"], (label, error["message"])
             assert "cursor" in error["message"] and error["hint"], label
         assert len(client.transport.requests) == before, "a refused cursor must send nothing"
@@ -1421,7 +1431,7 @@ async def test_files_read_needs_an_id_or_a_path(era: str) -> None:
     async with demo_client(era) as client:
         error = await client.error("files_read", {})
         assert client.transport.requests == []
-    assert error["kind"] == "invalid_input"
+    assert error["error_code"] == "invalid_arguments"
     assert "item_id" in error["message"] and "path" in error["message"]
 
 

@@ -420,7 +420,7 @@ async def test_a_signed_cursor_re_pointed_at_another_server_sends_nothing(
                 tool="mail_list", scope=scope, arguments={}, url=forged_url
             )
             error = await tools.error("mail_list", {"cursor": signed})
-            assert error["kind"] == "invalid_input"
+            assert error["error_code"] == "invalid_arguments"
             assert "does not point into Microsoft Graph" in error["message"]
     assert elsewhere.requests == []
     assert len(graph.requests) == 1, "a refused cursor sends nothing, not even to Graph"
@@ -510,10 +510,10 @@ async def test_every_documented_next_link_comes_back_and_every_change_is_refused
             replacement = "A" if cursor[position] != "A" else "B"
             changed = cursor[:position] + replacement + cursor[position + 1 :]
             error = await tools.error(tool, {**arguments, "cursor": changed})
-            assert error["kind"] == "invalid_input" and "cursor" in error["message"]
+            assert error["error_code"] == "invalid_arguments" and "cursor" in error["message"]
         for cut in (cursor[:-1], cursor[: len(cursor) // 2], cursor + "A"):
             error = await tools.error(tool, {**arguments, "cursor": cut})
-            assert error["kind"] == "invalid_input"
+            assert error["error_code"] == "invalid_arguments"
         other_tool = "files_list" if tool != "files_list" else "mail_list"
         error = await tools.error(other_tool, {"cursor": cursor})
         assert f"belongs to `{tool}`" in error["message"]
@@ -629,7 +629,7 @@ async def test_files_read_download_host_failure_hides_the_url(
         result = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
     text = result["content"][0]["text"]
     error = json.loads(text)["error"]
-    assert error["status"] == 403 and error["retrySafe"] is True and error["hint"]
+    assert error["status"] == 403 and error["retry_safe"] is True and error["hint"]
     assert "tempauth" not in text and files.url not in text
 
 
@@ -654,11 +654,11 @@ ERRORS = [
             )
         ],
         {
-            "kind": "graph",
+            "error_code": "provider_error",
             "status": 404,
-            "code": "ErrorItemNotFound",
-            "requestId": "rid-404",
-            "retrySafe": False,
+            "provider_code": "ErrorItemNotFound",
+            "request_id": "rid-404",
+            "retry_safe": False,
         },
         "does not exist",
         1,
@@ -674,9 +674,9 @@ ERRORS = [
         ],
         {
             "status": 400,
-            "code": "ErrorInvalidIdMalformed",
-            "requestId": "inner-400",
-            "retrySafe": False,
+            "provider_code": "ErrorInvalidIdMalformed",
+            "request_id": "inner-400",
+            "retry_safe": False,
         },
         "malformed",
         1,
@@ -695,12 +695,12 @@ ERRORS = [
             )
         ],
         {
-            "kind": "throttled",
+            "error_code": "throttled",
             "status": 429,
-            "code": "TooManyRequests",
-            "requestId": "rid-429",
-            "retryAfterSeconds": 7.0,
-            "retrySafe": True,
+            "provider_code": "TooManyRequests",
+            "request_id": "rid-429",
+            "retry_after_seconds": 7.0,
+            "retry_safe": True,
         },
         "retry in 7 s",
         1,
@@ -709,11 +709,11 @@ ERRORS = [
     pytest.param(
         [Reply(503, (("request-id", "rid-503"),), b"<html>Service Unavailable</html>")],
         {
-            "kind": "throttled",
+            "error_code": "throttled",
             "status": 503,
-            "requestId": "rid-503",
-            "retryAfterSeconds": 1.0,
-            "retrySafe": True,
+            "request_id": "rid-503",
+            "retry_after_seconds": 1.0,
+            "retry_safe": True,
         },
         "retry in 1 s",
         1,
@@ -730,7 +730,12 @@ ERRORS = [
                 graph_error_body("InvalidAuthenticationToken", "Access token has expired."),
             )
         ],
-        {"kind": "graph", "status": 401, "code": "InvalidAuthenticationToken", "retrySafe": False},
+        {
+            "error_code": "provider_error",
+            "status": 401,
+            "provider_code": "InvalidAuthenticationToken",
+            "retry_safe": False,
+        },
         "mfconnector login",
         2,  # one forced refresh, then the answer
         id="401-refresh-once",
@@ -751,14 +756,19 @@ ERRORS = [
                 ).encode(),
             )
         ],
-        {"kind": "graph", "status": 403, "code": "accessDenied", "retrySafe": False},
+        {
+            "error_code": "provider_error",
+            "status": 403,
+            "provider_code": "accessDenied",
+            "retry_safe": False,
+        },
         "permission",
         1,
         id="403-onedrive",
     ),
     pytest.param(
         [Reply(500, (("Content-Type", "text/html"),), b"<html>oops</html>")],
-        {"kind": "graph", "status": 500, "retrySafe": False},
+        {"error_code": "provider_error", "status": 500, "retry_safe": False},
         "retry later",
         1,
         id="500-html",
@@ -799,7 +809,7 @@ async def test_a_short_retry_after_is_waited_out_and_the_call_succeeds(
     assert len(graph.requests) == 2
 
 
-async def test_list_errors_carry_graph_codes_too(graph: LoopbackServer) -> None:
+async def test_list_errors_carry_provider_codes_too(graph: LoopbackServer) -> None:
     graph.route(
         "GET",
         "/v1.0/me/mailFolders/inbox/messages",
@@ -811,7 +821,7 @@ async def test_list_errors_carry_graph_codes_too(graph: LoopbackServer) -> None:
     )
     async with tools_on(graph) as tools:
         error = await tools.error("mail_list", {"unread_only": True})
-    assert error["code"] == "InefficientFilter" and "simplify" in error["hint"]
+    assert error["provider_code"] == "InefficientFilter" and "simplify" in error["hint"]
 
 
 # --- bodies at the cap, exactly ----------------------------------------------------------------
@@ -953,7 +963,7 @@ async def test_a_cursor_into_another_drive_is_accepted_only_when_signed(
             base64.urlsafe_b64encode(raw).rstrip(b"=").decode() + "." + cursor.partition(".")[2]
         )
         error = await tools.error("files_list", {"cursor": forged})
-        assert error["kind"] == "invalid_input" and "altered" in error["message"]
+        assert error["error_code"] == "invalid_arguments" and "altered" in error["message"]
         assert len(graph.requests) == 1
         await tools.data("files_list", {"cursor": cursor})
     assert [r.path for r in graph.requests] == [

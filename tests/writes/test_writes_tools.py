@@ -391,7 +391,7 @@ async def test_a_missing_message_is_not_found(graph: LoopbackServer) -> None:
     )
     async with acting_session(graph) as tools:
         error = await tools.fail("mail_modify", {"action": "trash", "message_id": MESSAGE})
-    assert error["error_code"] == "not_found" and error["graph_code"] == "ErrorItemNotFound"
+    assert error["error_code"] == "not_found" and error["provider_code"] == "ErrorItemNotFound"
 
 
 async def test_throttled_write_is_not_retried(graph: LoopbackServer) -> None:
