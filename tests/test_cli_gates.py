@@ -17,8 +17,11 @@ from harness import request
 from idp_fake import FakeIdP
 
 from mfconnector.auth import commands
-from mfconnector.auth.config import auth_config_from_args
+from mfconnector.auth.msal_provider import MsalTokenProvider
 from mfconnector.cli import build_parser
+from mfconnector.entry.signin import sign_in_config
+from mfconnector.entry.wiring import live_auth
+from mfconnector.writes.gates import gates_from_args
 
 CLIENT_ID = "5f7e9c1a-3b2d-4e6f-8a9b-0c1d2e3f4a5b"
 
@@ -88,7 +91,7 @@ def test_impossible_switches_exit_2_with_one_line(args: list[str], env: dict[str
 
 def config_for(argv: list[str], env: dict[str, str], cache: Path) -> Any:
     args = build_parser().parse_args(argv)
-    return auth_config_from_args(
+    return sign_in_config(
         args, {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CACHE_PATH": str(cache), **env}
     )
 
@@ -173,14 +176,15 @@ def test_the_instructions_say_what_the_server_may_do(args: list[str], says: str)
 def test_a_live_server_asks_for_read_permissions_and_login_for_the_gates(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from mfconnector.cli import _live_auth
-
     monkeypatch.setenv("MFC_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("MFC_CACHE_PATH", str(tmp_path / "c.json"))
     args = build_parser().parse_args(["--enable-writes", "--enable-send"])
-    provider, _, _, _, cloud, _ = _live_auth(args)
+    auth = live_auth(args, gates_from_args(args))
+    provider = auth.token_provider
+    assert isinstance(provider, MsalTokenProvider)
     assert "Mail.Send" not in provider.config.scopes
     assert "Mail.Read" in provider.config.scopes
-    assert cloud == "global"
-    login = auth_config_from_args(build_parser().parse_args(["login", "--enable-send"]))
+    assert provider.config.login_command == "mfconnector login --enable-writes --enable-send"
+    assert auth.cloud == "global"
+    login = sign_in_config(build_parser().parse_args(["login", "--enable-send"]))
     assert {"Mail.ReadWrite", "Mail.Send"} <= set(login.scopes)

@@ -15,7 +15,7 @@ from typing import Any
 
 from acting import ALL_GATES, ScopedTokens
 
-from mfconnector.cli import serve_stdio
+from mfconnector.entry.serving import serve_stdio
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.server import McpServer
 from mfconnector.tools.base import ToolContext

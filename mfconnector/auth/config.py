@@ -330,12 +330,18 @@ def _check_tenant(tenant: str) -> str:
 
 
 def auth_config_from_args(
-    args: argparse.Namespace, env: Mapping[str, str] = os.environ
+    args: argparse.Namespace,
+    env: Mapping[str, str] = os.environ,
+    *,
+    extra_scopes: tuple[str, ...] = (),
+    gate_flags: tuple[str, ...] = (),
 ) -> AuthConfig:
     """Resolve flags over environment variables over defaults, and check they fit together.
 
     A missing client id is not an error here (demo mode needs none); the provider and the
-    commands ask ``require_client_id()`` when they need it.
+    commands ask ``require_client_id()`` when they need it. ``extra_scopes`` and
+    ``gate_flags`` are what the caller's open gates need: sign-in knows permissions, not
+    gates.
     """
     client_id = _pick(getattr(args, "auth_client_id", None), env, "MFC_CLIENT_ID")
     if client_id is not None and not _GUID.match(client_id):
@@ -412,12 +418,9 @@ def auth_config_from_args(
 
     network = network_settings_from_args(args, env)
 
-    from mfconnector.writes.gates import GATES, gates_from_args
-
-    gates = gates_from_args(args, env)
     return AuthConfig(
-        extra_scopes=gates.scopes,
-        gate_flags=tuple(g.flag for g in GATES.values() if gates.on(g.name)),
+        extra_scopes=extra_scopes,
+        gate_flags=gate_flags,
         client_id=client_id,
         tenant=tenant,
         cloud=CLOUDS[cloud_name],

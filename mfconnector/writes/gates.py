@@ -75,10 +75,14 @@ class Gates:
                 needed += [s for s in gate.scopes if s not in needed]
         return tuple(needed)
 
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The switches of the open gates (``--enable-send``), in a fixed order."""
+        return tuple(gate.flag for gate in GATES.values() if self.on(gate.name))
+
     def login_command(self) -> str:
         """The command that consents to exactly what these gates need."""
-        flags = [gate.flag for gate in GATES.values() if self.on(gate.name)]
-        return " ".join(["mfconnector login", *flags])
+        return " ".join(["mfconnector login", *self.flags])
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
