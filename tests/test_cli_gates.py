@@ -91,9 +91,7 @@ def test_impossible_switches_exit_2_with_one_line(args: list[str], env: dict[str
 
 def config_for(argv: list[str], env: dict[str, str], cache: Path) -> Any:
     args = build_parser().parse_args(argv)
-    return sign_in_config(
-        args, {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CACHE_PATH": str(cache), **env}
-    )
+    return sign_in_config(args, {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CACHE_PATH": str(cache), **env})
 
 
 @pytest.mark.parametrize(

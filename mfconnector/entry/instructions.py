@@ -13,8 +13,7 @@ __all__ = ["server_instructions"]
 
 ACTING_SCOPE = "Access to one person's Microsoft 365 mail and files."
 ACTING_RULE = (
-    "The operator turned on tools that change the mailbox: use them only for what the user "
-    "asked."
+    "The operator turned on tools that change the mailbox: use them only for what the user asked."
 )
 SENDING_RULE = (
     "Before mail_send_confirmed, show the user the complete mail_prepare preview "

@@ -236,6 +236,4 @@ def build_server(context: ToolContext, gates: Gates) -> McpServer:
     answer, and instructions that say what the open gates allow."""
     from mfconnector.entry.instructions import server_instructions
 
-    return McpServer(
-        listed_tools(gates), context, hidden_tools(gates), server_instructions(gates)
-    )
+    return McpServer(listed_tools(gates), context, hidden_tools(gates), server_instructions(gates))
