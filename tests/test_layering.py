@@ -107,6 +107,7 @@ LAYER_OF: Mapping[str, str] = {
     "mfconnector.framing": CORE,
     "mfconnector.jsonrpc": CORE,
     "mfconnector.jsoncost": CORE,
+    "mfconnector.strictjson": CORE,
     "mfconnector.protocol": CORE,
     "mfconnector.shaping": CORE,
     "mfconnector.elicitation": CORE,  # the confirmation form and requestState: envelopes
