@@ -108,6 +108,7 @@ LAYER_OF: Mapping[str, str] = {
     "mfconnector.jsonrpc": CORE,
     "mfconnector.jsoncost": CORE,
     "mfconnector.strictjson": CORE,
+    "mfconnector.envflags": CORE,
     "mfconnector.strict_schema": CORE,  # jsonschema: pure, no I/O
     "mfconnector.protocol": CORE,
     "mfconnector.shaping": CORE,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
+from mfconnector.envflags import EnvFlagError, env_flag
 from mfconnector.errors import AuthError
 from mfconnector.net.settings import (
     NetworkSettings,
@@ -62,8 +63,6 @@ WELL_KNOWN_TENANTS = ("common", "organizations", "consumers")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 _DOMAIN = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})+$")
 _THUMBPRINT = re.compile(r"^[0-9a-fA-F]{40}$")
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
 
 Mode = Literal["delegated", "app-only"]
 
@@ -299,15 +298,10 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _env_bool(env: Mapping[str, str], name: str) -> bool | None:
-    raw = env.get(name)
-    if raw is None:
-        return None
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise AuthConfigError(f"{name} must be 1 or 0 (true/false), not {raw[:20]!r}")
+    try:
+        return env_flag(env, name)
+    except EnvFlagError as exc:
+        raise AuthConfigError(str(exc)) from None
 
 
 def _pick(flag: str | None, env: Mapping[str, str], name: str) -> str | None:
