@@ -20,7 +20,7 @@ from mfconnector.auth import commands
 from mfconnector.auth.msal_provider import MsalTokenProvider
 from mfconnector.cli import build_parser
 from mfconnector.entry.signin import sign_in_config
-from mfconnector.entry.wiring import live_auth
+from mfconnector.entry.wiring import live_sign_in
 from mfconnector.writes.gates import gates_from_args
 
 CLIENT_ID = "5f7e9c1a-3b2d-4e6f-8a9b-0c1d2e3f4a5b"
@@ -177,12 +177,12 @@ def test_a_live_server_asks_for_read_permissions_and_login_for_the_gates(
     monkeypatch.setenv("MFC_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("MFC_CACHE_PATH", str(tmp_path / "c.json"))
     args = build_parser().parse_args(["--enable-writes", "--enable-send"])
-    auth = live_auth(args, gates_from_args(args))
-    provider = auth.token_provider
+    sign_in = live_sign_in(args, gates_from_args(args))
+    provider = sign_in.token_provider
     assert isinstance(provider, MsalTokenProvider)
     assert "Mail.Send" not in provider.config.scopes
     assert "Mail.Read" in provider.config.scopes
     assert provider.config.login_command == "mfconnector login --enable-writes --enable-send"
-    assert auth.cloud == "global"
+    assert sign_in.cloud == "global"
     login = sign_in_config(build_parser().parse_args(["login", "--enable-send"]))
     assert {"Mail.ReadWrite", "Mail.Send"} <= set(login.scopes)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from mfconnector.auth import StaticTokenProvider, TokenProvider, UnavailableTokenProvider
 from mfconnector.auth.config import mailbox_argument
+from mfconnector.entry.instructions import server_instructions
 from mfconnector.entry.signin import sign_in_config
 from mfconnector.errors import AuthError
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
@@ -35,11 +36,11 @@ if TYPE_CHECKING:
 __all__ = [
     "FIXTURE_TOKEN",
     "LazyGraph",
-    "LiveAuth",
+    "SignIn",
     "UsageError",
     "build_context",
     "build_server",
-    "live_auth",
+    "live_sign_in",
 ]
 
 FIXTURE_TOKEN = "fixture-token-not-a-secret"
@@ -73,8 +74,10 @@ class LazyGraph:
 
 
 @dataclass(frozen=True, slots=True)
-class LiveAuth:
-    """What live mode signs in with and where it reads, from the sign-in settings."""
+class SignIn:
+    """Who the tools act as and where they read: the token provider, the mailbox path,
+    the Graph root and the network settings (live mode reads them from the sign-in
+    settings; demo and fixtures have fixed ones)."""
 
     token_provider: TokenProvider
     user_path: str = "/me"
@@ -86,7 +89,7 @@ class LiveAuth:
     """``--all-files``: other drives can be read."""
 
 
-def live_auth(args: argparse.Namespace, gates: Gates) -> LiveAuth:
+def live_sign_in(args: argparse.Namespace, gates: Gates) -> SignIn:
     """The live token provider, or one that says what blocks signing in on every call.
 
     The server asks for the read permissions only: Entra ID puts every permission the user
@@ -98,10 +101,10 @@ def live_auth(args: argparse.Namespace, gates: Gates) -> LiveAuth:
         config = sign_in_config(args, gates=gates)
         config.require_client_id()  # the first blocker, said before any keyring or network
     except AuthError as error:
-        return LiveAuth(UnavailableTokenProvider(error))
+        return SignIn(UnavailableTokenProvider(error))
     from mfconnector.auth.msal_provider import build_token_provider
 
-    return LiveAuth(
+    return SignIn(
         token_provider=build_token_provider(replace(config, extra_scopes=())),
         user_path=config.user_path,
         graph_root=config.graph_root,
@@ -136,7 +139,7 @@ def build_context(
         mode, source = "demo", DEMO_SOURCE
         demo_provider = StaticTokenProvider(FIXTURE_TOKEN, account=DEMO_ACCOUNT)
         # The demo has no scopes to grant: it shows every read.
-        auth = LiveAuth(demo_provider, all_files=True)
+        sign_in = SignIn(demo_provider, all_files=True)
         graph = LazyGraph(lambda: _demo_graph(demo_provider, limits))
     elif args.fixtures:
         from mfconnector.graph.fixtures import load_fixtures
@@ -144,7 +147,7 @@ def build_context(
         mode, source = "fixtures", str(args.fixtures)
         fixture_set = load_fixtures(args.fixtures, limits=limits)
         fixture_provider = StaticTokenProvider(FIXTURE_TOKEN, account="fixture account")
-        auth = LiveAuth(
+        sign_in = SignIn(
             fixture_provider,
             graph_root=fixture_set.graph_root,
             all_files=bool(getattr(args, "auth_all_files", None)),
@@ -164,32 +167,32 @@ def build_context(
         graph = LazyGraph(make_fixture_graph)
     else:
         mode, source = "live", None
-        auth = live_auth(args, gates)
-        graph = LazyGraph(lambda: _live_graph(auth, limits))
+        sign_in = live_sign_in(args, gates)
+        graph = LazyGraph(lambda: _live_graph(sign_in, limits))
     context = ToolContext(
         limits=limits,
         mode=mode,
         allow_partial=bool(args.allow_partial),
-        token_provider=auth.token_provider,
+        token_provider=sign_in.token_provider,
         graph_factory=graph,
-        user_path=auth.user_path,
+        user_path=sign_in.user_path,
         source=source,
-        writes=_write_setup(args, limits, gates, auth.cloud, mode=mode),
+        writes=_write_setup(args, limits, gates, sign_in.cloud, mode=mode),
         mailbox=mailbox_argument(args),
         time_zone=_time_zone(args),
-        all_files=auth.all_files,
+        all_files=sign_in.all_files,
     )
     return context, graph
 
 
-def _live_graph(auth: LiveAuth, limits: Limits) -> GraphClient:
+def _live_graph(sign_in: SignIn, limits: Limits) -> GraphClient:
     from mfconnector.graph.client import GraphClient
 
     return GraphClient(
-        token_provider=auth.token_provider,
+        token_provider=sign_in.token_provider,
         limits=limits,
-        root=auth.graph_root,
-        network=auth.network,
+        root=sign_in.graph_root,
+        network=sign_in.network,
     )
 
 
@@ -234,6 +237,4 @@ def _time_zone(args: argparse.Namespace) -> str | None:
 def build_server(context: ToolContext, gates: Gates) -> McpServer:
     """The MCP server for ``context``: the tools the gates list, what the hidden ones
     answer, and instructions that say what the open gates allow."""
-    from mfconnector.entry.instructions import server_instructions
-
     return McpServer(listed_tools(gates), context, hidden_tools(gates), server_instructions(gates))
