@@ -247,7 +247,9 @@ def parse_fixtures(data: bytes, *, source: str = "<fixtures>") -> FixtureSet:
     return _Loader(source).load(data)
 
 
-FIXTURE_JSON = Strictness(integer_digits=4000, repeated_keys="flag")
+FIXTURE_JSON = Strictness(
+    integer_digits=DEFAULT_LIMITS.fixture_integer_digits, repeated_keys="flag"
+)
 """A number nothing could carry is refused at once; an object that repeats a key is
 flagged, so the checks below can say where it is."""
 
