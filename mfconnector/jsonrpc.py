@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from mfconnector.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
@@ -113,11 +114,8 @@ def parse_line(
     if text.startswith("\ufeff"):
         bom = "Parse error: the line starts with a byte order mark (EF BB BF); send JSON only"
         return Invalid(error_response(None, PARSE_ERROR, bom))
-    strictness = Strictness(
-        numbers="note", integer_digits=integer_digits, repeated_keys="flag"
-    )  # noted, not raised: the reply keeps the request's id
     try:
-        parsed = parse_strict(text, strictness)
+        parsed = parse_strict(text, _request_strictness(integer_digits))
     except StrictJsonError as exc:
         where = f" at column {exc.column}" if exc.column is not None else ""
         return Invalid(error_response(None, PARSE_ERROR, f"Parse error: {exc}{where}"))
@@ -135,6 +133,13 @@ def parse_line(
         code = INVALID_REQUEST  # the id itself is the number refused
     kind = "Invalid params" if code == INVALID_PARAMS else "Invalid Request"
     return Invalid(error_response(request_id, code, f"{kind}: {problem}"))
+
+
+@cache
+def _request_strictness(integer_digits: int) -> Strictness:
+    """Problems are noted, not raised, so the line still parses and the reply keeps the
+    request's id; a repeated key is flagged (a repeated ``id`` makes the id unknown)."""
+    return Strictness(numbers="note", integer_digits=integer_digits, repeated_keys="flag")
 
 
 def _too_costly(over: OverLimit, limit: int) -> Invalid | None:
