@@ -19,6 +19,7 @@ from typing import Any
 
 from mfconnector.graph.fixture_words import show_value, type_name
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.strict_schema import strict_validator
 
 __all__ = [
     "FIXTURE_SCHEMA",
@@ -178,19 +179,13 @@ class Problem:
 
 @cache
 def _validator(part: str) -> Any:
-    from jsonschema import Draft202012Validator, validators
-
-    # JSON Schema counts 200.0 as an integer; a status or a byte count must be a whole number.
-    whole_numbers = Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
-    )
-    strict = validators.extend(Draft202012Validator, type_checker=whole_numbers)
+    # A status or a byte count must be a whole number: the strict validator says 200.0 is not.
     schema = copy.deepcopy(FIXTURE_SCHEMA)
     if part == "top":
         del schema["properties"]["responses"]["items"]  # entries are checked one by one
-        return strict(schema)
+        return strict_validator(schema)
     # References resolved up front: resolving them per entry doubles the cost of a check.
-    return strict(_inline(schema["$defs"][part], schema["$defs"]))
+    return strict_validator(_inline(schema["$defs"][part], schema["$defs"]))
 
 
 def _inline(node: Any, definitions: dict[str, Any]) -> Any:

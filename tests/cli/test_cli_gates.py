@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 
 from mfconnector.auth import commands
-from mfconnector.auth.config import auth_config_from_args
+from mfconnector.auth.msal_provider import MsalTokenProvider
 from mfconnector.cli import build_parser
+from mfconnector.entry.signin import sign_in_config
+from mfconnector.entry.wiring import live_sign_in
+from mfconnector.writes.gates import gates_from_args
 from tests.support.harness import request
 from tests.support.idp_fake import FakeIdP
 
@@ -88,9 +91,7 @@ def test_impossible_switches_exit_2_with_one_line(args: list[str], env: dict[str
 
 def config_for(argv: list[str], env: dict[str, str], cache: Path) -> Any:
     args = build_parser().parse_args(argv)
-    return auth_config_from_args(
-        args, {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CACHE_PATH": str(cache), **env}
-    )
+    return sign_in_config(args, {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CACHE_PATH": str(cache), **env})
 
 
 @pytest.mark.parametrize(
@@ -173,14 +174,15 @@ def test_the_instructions_say_what_the_server_may_do(args: list[str], says: str)
 def test_a_live_server_asks_for_read_permissions_and_login_for_the_gates(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from mfconnector.cli import _live_auth
-
     monkeypatch.setenv("MFC_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("MFC_CACHE_PATH", str(tmp_path / "c.json"))
     args = build_parser().parse_args(["--enable-writes", "--enable-send"])
-    provider, _, _, _, cloud, _ = _live_auth(args)
+    sign_in = live_sign_in(args, gates_from_args(args))
+    provider = sign_in.token_provider
+    assert isinstance(provider, MsalTokenProvider)
     assert "Mail.Send" not in provider.config.scopes
     assert "Mail.Read" in provider.config.scopes
-    assert cloud == "global"
-    login = auth_config_from_args(build_parser().parse_args(["login", "--enable-send"]))
+    assert provider.config.login_command == "mfconnector login --enable-writes --enable-send"
+    assert sign_in.cloud == "global"
+    login = sign_in_config(build_parser().parse_args(["login", "--enable-send"]))
     assert {"Mail.ReadWrite", "Mail.Send"} <= set(login.scopes)

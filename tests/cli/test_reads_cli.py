@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from mfconnector.auth.config import auth_config_from_args
-from mfconnector.cli import UsageError, _context, build_parser
+from mfconnector.cli import build_parser
+from mfconnector.entry.wiring import UsageError, build_context
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.timezones import resolve_zone
 
@@ -42,19 +43,19 @@ def test_the_context_carries_mailbox_zone_and_drives() -> None:
     args = build_parser().parse_args(
         ["--demo", "--mailbox", "support@contoso.com", "--time-zone", "Europe/Paris"]
     )
-    ctx, _ = _context(args, DEFAULT_LIMITS)
+    ctx, _ = build_context(args, DEFAULT_LIMITS)
     assert (ctx.mailbox, ctx.time_zone, ctx.all_files) == (
         "support@contoso.com",
         "Europe/Paris",
         True,
     )
-    live, _ = _context(build_parser().parse_args([]), DEFAULT_LIMITS)
+    live, _ = build_context(build_parser().parse_args([]), DEFAULT_LIMITS)
     assert (live.mailbox, live.time_zone, live.all_files) == (None, None, False)
 
 
 def test_an_unknown_time_zone_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
-        _context(
+        build_context(
             build_parser().parse_args(["--demo", "--time-zone", "Mars/Olympus"]), DEFAULT_LIMITS
         )
     done = subprocess.run(

@@ -21,6 +21,7 @@ import hashlib
 import json
 
 import pytest
+
 from tests.support.demo_data_dump import dump
 
 PINNED_SHA256 = "118a488c08ff9598a5e935a39bcdcb9c4302a10e0dd87610fad0773675b018da"

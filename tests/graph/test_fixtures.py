@@ -1179,6 +1179,20 @@ def test_json_nested_up_to_the_limit_loads(tmp_path: Path, slack: int) -> None:
     assert isinstance(body, bytes) and json.loads(body) == _nested(depth)
 
 
+@pytest.mark.parametrize("slack", [-1, 0, 1])
+def test_integer_digits_at_the_limit(tmp_path: Path, slack: int) -> None:
+    digits = DEFAULT_LIMITS.fixture_integer_digits + slack
+    number = -int("7" * digits)  # the sign is not a digit
+    path = write(tmp_path, {"responses": [get("/a", {"json": {"n": number}})]})
+    if slack <= 0:
+        (entry,) = load_fixtures(path).entries
+        assert json.loads(entry.response.body or b"") == {"n": number}
+        return
+    with pytest.raises(FixtureError) as caught:
+        load_fixtures(path)
+    assert f"an integer has {digits:,} digits, more than the 4,000" in str(caught.value)
+
+
 def test_json_nested_one_past_the_limit_is_refused(tmp_path: Path) -> None:
     depth = DEFAULT_LIMITS.fixture_json_depth + 1
     message = refusal(tmp_path, {"responses": [get("/a", {"json": _nested(depth)})]})

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mfconnector.cli import serve_stdio
+from mfconnector.entry.serving import serve_stdio
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.server import McpServer
 from mfconnector.tools.base import ToolContext

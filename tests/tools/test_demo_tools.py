@@ -1,7 +1,7 @@
 """Every tool on the ``--demo`` mailbox (the Graph emulator), through the real server stack.
 
-The context is what ``mfconnector --demo`` builds (``cli._context``): the real GraphClient
-over the emulator's transport. Requests go through the real Runtime + McpServer over
+The context is what ``mfconnector --demo`` builds (``wiring.build_context``): the real
+GraphClient over the emulator's transport. Requests go through the real Runtime + McpServer over
 in-memory streams, in each protocol era; replies are checked against the era's MCP schema
 and each tool's own outputSchema (``check_result``), and every byte written is scanned for
 secrets.
@@ -33,11 +33,12 @@ import pytest
 import trio
 
 from mfconnector.auth import StaticTokenProvider
-from mfconnector.cli import FIXTURE_TOKEN, _context, build_parser
+from mfconnector.cli import build_parser
 from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
 from mfconnector.emulator import Emulator
 from mfconnector.emulator.model import Message
 from mfconnector.emulator.transport import EmulatorTransport
+from mfconnector.entry.wiring import FIXTURE_TOKEN, build_context
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
@@ -88,7 +89,7 @@ class Demo:
 def demo_context(
     *, allow_partial: bool = False, limits: Limits = FAST
 ) -> tuple[ToolContext, GraphClient, RecordingTransport, Emulator]:
-    """What ``cli._context`` builds for ``--demo``, with the transport recorded."""
+    """What ``wiring.build_context`` builds for ``--demo``, with the transport recorded."""
     emulator = Emulator()
     tokens = StaticTokenProvider(FIXTURE_TOKEN, account=DEMO_ACCOUNT)
     transport = RecordingTransport(EmulatorTransport(emulator))
@@ -158,7 +159,7 @@ def has_word(text: str, word: str) -> bool:
 
 
 async def test_cli_demo_context_serves_the_emulator() -> None:
-    ctx, lazy = _context(build_parser().parse_args(["--demo"]), FAST)
+    ctx, lazy = build_context(build_parser().parse_args(["--demo"]), FAST)
     try:
         assert (ctx.mode, ctx.source, ctx.user_path) == ("demo", DEMO_SOURCE, "/me")
         assert (await ctx.token_provider.describe())["account"] == DEMO_ACCOUNT

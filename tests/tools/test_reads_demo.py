@@ -1,6 +1,6 @@
 """Issue 10's reads on the demo (the emulator behind ``--demo``), through the real server.
 
-The context is the one ``mfconnector --demo`` builds (``cli._context``); ids have the
+The context is the one ``mfconnector --demo`` builds (``wiring.build_context``); ids have the
 length of real Outlook immutable ids, so the byte budgets measured here are the ones the
 issue sets: a compact 25-message page ≤ 8,000 bytes of text block, 50 messages ≤ 16,000,
 and every full page and batch within its limit, stopping early with a cursor or
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import trio
 
-from mfconnector.cli import _context, build_parser
+from mfconnector.cli import build_parser
+from mfconnector.entry.wiring import build_context
 from mfconnector.limits import DEFAULT_LIMITS
 from tests.support.harness import open_session, request, rows
 from tests.support.mcp_schemas import assert_valid
@@ -52,7 +53,7 @@ class Demo:
 
 @asynccontextmanager
 async def demo(*flags: str) -> AsyncIterator[Demo]:
-    ctx, graph = _context(build_parser().parse_args(["--demo", *flags]), LIMITS)
+    ctx, graph = build_context(build_parser().parse_args(["--demo", *flags]), LIMITS)
     try:
         with trio.fail_after(60):
             async with open_session(context=ctx, limits=LIMITS) as session:

@@ -5,8 +5,9 @@ carries cases a well-behaved server never sends (a page of 51, download URLs in 
 ``$select``ed list, canned 429/401 entries). The live-like demo is the emulator
 (``test_demo_tools.py``).
 
-The context is built the way ``mfconnector --fixtures PATH`` builds it (``cli._context``): the real
-GraphClient over the real FixtureTransport, wrapped only to record which requests left.
+The context is built the way ``mfconnector --fixtures PATH`` builds it
+(``wiring.build_context``): the real GraphClient over the real FixtureTransport, wrapped
+only to record which requests left.
 Requests go through the real Runtime + McpServer over in-memory streams, in each protocol
 era. Every reply is validated against the official MCP schema of its era, and every
 ``structuredContent`` against the tool's own published ``outputSchema``.
@@ -41,7 +42,8 @@ import trio
 from jsonschema import Draft202012Validator
 
 from mfconnector.auth import StaticTokenProvider
-from mfconnector.cli import FIXTURE_TOKEN, _context, build_parser
+from mfconnector.cli import build_parser
+from mfconnector.entry.wiring import FIXTURE_TOKEN, build_context
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import FixtureSet, RepeatBody, load_fixtures
@@ -433,7 +435,7 @@ def check_result(name: str, result: dict[str, Any], *, allow_partial: bool) -> N
 def demo_context(
     *, allow_partial: bool = False, limits: Limits = FAST
 ) -> tuple[ToolContext, GraphClient, RecordingTransport]:
-    """What ``cli._context`` builds for ``--fixtures CANNED``, with the transport recorded."""
+    """What ``wiring.build_context`` builds for ``--fixtures CANNED``, transport recorded."""
     fixture_set = demo_set()
     tokens = StaticTokenProvider(FIXTURE_TOKEN, account="fixture account")
     transport = RecordingTransport(FixtureTransport(fixture_set))
@@ -498,7 +500,7 @@ def skipped_items(data: dict[str, Any]) -> dict[str, Any]:
 async def test_cli_demo_context_is_what_these_tests_use() -> None:
     canned = ["--fixtures", str(CANNED)]
     for flags, partial in ((canned, False), ([*canned, "--allow-partial"], True)):
-        ctx, lazy = _context(build_parser().parse_args(flags), FAST)
+        ctx, lazy = build_context(build_parser().parse_args(flags), FAST)
         ours, graph, _ = demo_context(allow_partial=partial)
         try:
             assert (ctx.mode, ctx.allow_partial, ctx.user_path, ctx.source, ctx.limits) == (

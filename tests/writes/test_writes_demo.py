@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import trio
 
-from mfconnector.cli import _context, build_parser
+from mfconnector.cli import build_parser
+from mfconnector.entry.wiring import build_context
 from mfconnector.tools.gated import hidden_tools, listed_tools
 from mfconnector.writes.gates import gates_from_args
 from tests.support.acting_harness import FAST, Caller
@@ -29,7 +30,7 @@ SWITCHES = ["--demo", "--enable-writes", "--enable-send", "--enable-delete"]
 async def demo_tools() -> AsyncIterator[Caller]:
     args = build_parser().parse_args(SWITCHES)
     gates = gates_from_args(args, {})
-    ctx, graph = _context(args, FAST, gates)
+    ctx, graph = build_context(args, FAST, gates)
     assert ctx.writes is not None and ctx.writes.store.store.path is None, "demo: memory"
     try:
         with trio.fail_after(60):
@@ -342,7 +343,7 @@ async def test_the_confirm_switch_from_the_command_line(
         monkeypatch.setenv(name, value)
     args = build_parser().parse_args([*SWITCHES, *argv])
     gates = gates_from_args(args, {})
-    ctx, graph = _context(args, FAST, gates)
+    ctx, graph = build_context(args, FAST, gates)
     try:
         with trio.fail_after(60):
             async with open_session(
