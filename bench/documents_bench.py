@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-import docbuild  # noqa: E402
 import trio  # noqa: E402
 
 from mfconnector.limits import DEFAULT_LIMITS  # noqa: E402
+from tests.support import docbuild  # noqa: E402
 
 UNCAPPED = dataclasses.replace(
     DEFAULT_LIMITS, document_text_chars=10**9, document_parts=10**6, document_seconds=600
@@ -371,13 +371,12 @@ async def worker_figures(path: str, kind: str) -> dict[str, float]:
 
 async def server_rss(data: bytes, name: str) -> dict[str, float]:
     """files_read's document path (GraphClient + spool + worker) in this process: its RSS."""
-    from loopback import LoopbackServer, Reply
-
     from mfconnector.auth import StaticTokenProvider
     from mfconnector.graph.client import GraphClient
     from mfconnector.shaping import Skipped
     from mfconnector.tools.base import ToolContext
     from mfconnector.tools.documents import document_kind, read_document
+    from tests.support.loopback import LoopbackServer, Reply
 
     with LoopbackServer() as server:
         server.route("GET", "/v1.0/me/drive/items/X/content", Reply(200, (), data))

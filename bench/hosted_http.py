@@ -1,6 +1,6 @@
 """Hosted mode under load: N concurrent HTTP clients on ``serve-http --demo``.
 
-Starts the real server process (``tests/hosted_process.py``: tokens from a local issuer,
+Starts the real server process (``tests/support/hosted_process.py``: tokens from a local issuer,
 its JWKS over loopback), warms every user up (their first request builds their demo
 tenant), then lets ``--clients`` clients, each a different user with its own connection,
 send 2026-07-28 ``tools/call mail_list`` requests back to back for ``--seconds``. Prints
@@ -26,7 +26,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.hosted_process import hosted_server
+from tests.support.hosted_process import hosted_server
 
 MODERN = "2026-07-28"
 META = {

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/imap_bench.py
 
-Starts a throwaway Dovecot (tests/imap/mailservers.py; needs dovecot-imapd), seeds a
+Starts a throwaway Dovecot (tests/support/mailservers.py; needs dovecot-imapd), seeds a
 folder of 50 realistic messages and one 20 MB message, then runs each scenario in a fresh
 child process (``--one``): connect and log in (warm-up), reset the peak RSS
 (``/proc/self/clear_refs``), run the scenario three times, and report the median wall
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "imap")]
+sys.path.insert(0, str(ROOT))
 
 import trio  # noqa: E402
 
@@ -238,7 +238,7 @@ def main() -> None:
         run = ours if args.one == "ours" else threaded
         print(json.dumps(trio.run(run, args)))
         return
-    from mailservers import Dovecot
+    from tests.support.mailservers import Dovecot
 
     with Dovecot() as server:
         seed(server)

@@ -4,7 +4,7 @@
 
 ``--unbounded`` lifts ``graph_body_values`` (no value count before parsing, as in 0.2.0).
 
-A loopback HTTP server (tests/loopback.py) serves Graph-shaped JSON of 0.5, 1 and 2 MB,
+A loopback HTTP server (tests/support/loopback.py) serves Graph-shaped JSON of 0.5, 1 and 2 MB,
 plus three 50 MB answers that must be refused at the 2,000,000-byte cap: one that
 declares its length, one chunked without a length, and a gzip bomb (about 50 KB on the
 wire). Each scenario runs in a fresh child process, so its peak RSS is its own: the
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
 CAP = 2_000_000
 BIG = 50_000_000
@@ -176,7 +176,7 @@ def child(root: str, path: str, unbounded: bool) -> None:
 
 
 def scenarios() -> list[tuple[str, str, int, Any]]:
-    from loopback import Reply
+    from tests.support.loopback import Reply
 
     rows: list[tuple[str, str, int, Any]] = []
     for size in (500_000, 1_000_000, CAP):
@@ -213,7 +213,7 @@ def scenarios() -> list[tuple[str, str, int, Any]]:
 
 
 def parent(unbounded: bool) -> None:
-    from loopback import LoopbackServer, Reply
+    from tests.support.loopback import LoopbackServer, Reply
 
     rows = scenarios()
     results = []

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 SIZES = (500_000, 1_000_000, 2_000_000)
 CHILD_SECONDS = 20
@@ -124,7 +124,7 @@ def demo_bodies() -> list[str]:
 
     walk(doc)
     try:
-        from shared_paths import GRAPH_SAMPLES
+        from tests.support.shared_paths import GRAPH_SAMPLES
 
         sample = json.loads((GRAPH_SAMPLES / "message-get-html.json").read_text())
         bodies.append(sample["body"]["content"])

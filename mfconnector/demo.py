@@ -1,7 +1,8 @@
 """The demo tenant behind ``--demo``: the in-memory Graph emulator, no account, no files.
 
-The emulator's data is generated in the package (``mfconnector/emulator/seed.py``), so a
-wheel needs no data files for the demo, and every start serves the same mailbox. Nothing
+The emulator's data is generated in the package (``mfconnector/emulator/seed/``, from the
+text corpus shipped beside it), so a wheel needs nothing else for the demo, and every start
+serves the same mailbox. Nothing
 is imported here until the first tool call builds the Graph client.
 """
 
@@ -35,6 +36,6 @@ class DemoClock:
         self._started = time.monotonic()
 
     def __call__(self) -> float:
-        from mfconnector.emulator.seed import DEMO_NOW  # loaded by the first tool call anyway
+        from mfconnector.emulator.seed.facts import DEMO_NOW  # loaded by the first tool call anyway
 
         return DEMO_NOW.timestamp() + (time.monotonic() - self._started)

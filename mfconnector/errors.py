@@ -80,9 +80,15 @@ class ProtocolError(MfcError):
 
 
 class ToolError(MfcError):
-    """A failure the assistant sees as an ``isError`` result with actionable text."""
+    """A failure the assistant sees as an ``isError`` result with actionable text.
 
-    kind = "tool_error"
+    Every payload has one shape (docs/TOOLS.md, "Errors"): ``error_code`` (stable, to branch
+    on), ``message``, ``retry_safe`` (repeating the same call cannot do anything twice) and
+    perhaps a ``hint``; subclasses add their details under snake_case names.
+    """
+
+    error_code = "tool_error"
+    retry_safe = False
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -90,7 +96,11 @@ class ToolError(MfcError):
         self.hint = hint
 
     def to_payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        payload: dict[str, Any] = {
+            "error_code": self.error_code,
+            "message": self.message,
+            "retry_safe": self.retry_safe,
+        }
         if self.hint:
             payload["hint"] = self.hint
         return payload
@@ -99,28 +109,21 @@ class ToolError(MfcError):
 class ToolInputError(ToolError):
     """The arguments cannot be served as given; the message says what to change."""
 
-    kind = "invalid_input"
-
-    def to_payload(self) -> dict[str, Any]:
-        # The stable code and retry flag every acting tool's failure carries (docs/TOOLS.md).
-        return {**super().to_payload(), "error_code": "invalid_arguments", "retry_safe": False}
+    error_code = "invalid_arguments"
 
 
 class BusyError(ToolError):
     """The server already has as many tool calls as it runs or queues: this one was not run."""
 
-    kind = "busy"
-
-    def to_payload(self) -> dict[str, Any]:
-        payload = super().to_payload()
-        payload["retrySafe"] = True
-        return payload
+    error_code = "busy"
+    retry_safe = True
 
 
 class AuthError(ToolError):
-    """No usable token: the hint says which command fixes it."""
+    """No usable token: the hint says which command fixes it. ``reason`` says why."""
 
-    kind = "auth"
+    error_code = "auth_required"
+    retry_safe = True
 
     def __init__(self, message: str, *, hint: str | None = None, code: str | None = None) -> None:
         super().__init__(message, hint=hint)
@@ -129,7 +132,7 @@ class AuthError(ToolError):
     def to_payload(self) -> dict[str, Any]:
         payload = super().to_payload()
         if self.code:
-            payload["code"] = self.code
+            payload["reason"] = self.code
         return payload
 
 
@@ -145,8 +148,9 @@ class GraphError(ToolError):
     retry_safe: bool = False
     hint: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    """More of Graph's answer under snake_case keys (``inner_code``)."""
 
-    kind = "graph"
+    error_code = "provider_error"
 
     def __post_init__(self) -> None:
         Exception.__init__(self, self.message)
@@ -155,45 +159,44 @@ class GraphError(ToolError):
         return self.message
 
     def to_payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        payload = super().to_payload()
+        payload["provider"] = "graph"
         for key, value in (
             ("status", self.status),
-            ("code", self.code),
-            ("requestId", self.request_id),
-            ("retryAfterSeconds", self.retry_after_seconds),
+            ("provider_code", self.code),
+            ("request_id", self.request_id),
+            ("retry_after_seconds", self.retry_after_seconds),
         ):
             if value is not None:
                 payload[key] = value
-        payload["retrySafe"] = self.retry_safe
-        if self.hint:
-            payload["hint"] = self.hint
         payload.update(self.extra)
         return payload
 
 
 @dataclass(eq=False)
 class GraphTimeoutError(GraphError):
-    kind = "graph_timeout"
+    error_code = "timeout"
 
 
 @dataclass(eq=False)
 class GraphThrottledError(GraphError):
-    kind = "throttled"
+    error_code = "throttled"
 
 
 @dataclass(eq=False)
 class ResponseTooLargeError(GraphError):
-    kind = "response_too_large"
+    error_code = "response_too_large"
 
 
 class DocumentError(ToolError):
     """A document whose text cannot be given: protected, corrupt, too large, too costly.
 
-    ``code`` is one of: protected, corrupt, too_large, unsupported, timeout, cpu, memory,
-    crashed. Nothing in the message comes from the document's own bytes.
+    ``code`` (the payload's ``reason``) is one of: protected, corrupt, too_large,
+    unsupported, timeout, cpu, memory, crashed. Nothing in the message comes from the
+    document's own bytes.
     """
 
-    kind = "document"
+    error_code = "document_unreadable"
 
     def __init__(
         self, message: str, *, code: str, hint: str | None = None, retry_safe: bool = False
@@ -204,8 +207,7 @@ class DocumentError(ToolError):
 
     def to_payload(self) -> dict[str, Any]:
         payload = super().to_payload()
-        payload["code"] = self.code
-        payload["retrySafe"] = self.retry_safe
+        payload["reason"] = self.code
         return payload
 
 

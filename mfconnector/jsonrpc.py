@@ -8,14 +8,14 @@ response becomes an ``Invalid`` carrying the exact error reply to send.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from mfconnector.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from mfconnector.jsoncost import OverLimit, values_over_limit
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.strictjson import RepeatedKeys, StrictJsonError, Strictness, parse_strict
 
 __all__ = [
     "ClientResponse",
@@ -67,72 +67,6 @@ class Invalid:
 Message = Request | Notification | ClientResponse | Invalid
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_REFUSED_NUMBER = object()
-
-
-class _StrictWatch:
-    """The parse hooks for one line: what JSON text allows but a request must not hold.
-
-    Each problem is noted, never raised, so the line still parses and the reply keeps the
-    request's id: ``1e999`` overflows to infinity, which JSON cannot carry; an integer of
-    more than ``integer_digits`` digits is refused before Python converts it (its own limit
-    is process-wide and its wording is Python's); a key repeated in one object is refused
-    (RFC 7493 section 2.3), because a gateway that reads the first ``name`` and a server
-    that keeps the last would see different tools.
-    """
-
-    def __init__(self, integer_digits: int) -> None:
-        self.integer_digits = integer_digits
-        self.problem: tuple[int, str] | None = None
-        self.repeated_id_in: list[dict[str, Any]] = []
-        """Objects whose ``id`` key is repeated: the top level's means the id is unknown."""
-
-    def _note(self, code: int, problem: str) -> None:
-        if self.problem is None:
-            self.problem = (code, problem)
-
-    def parse_float(self, text: str) -> float:
-        value = float(text)
-        if math.isinf(value):
-            self._note(INVALID_PARAMS, "a number is out of range (it overflows to infinity)")
-        return value
-
-    def parse_int(self, text: str) -> Any:
-        """An integer, or a placeholder that no id or argument check accepts."""
-        digits = len(text) - text.startswith("-")
-        if digits > self.integer_digits:
-            self._note(
-                INVALID_PARAMS,
-                f"an integer has {digits:,} digits, more than the {self.integer_digits:,} "
-                "this server reads",
-            )
-            return _REFUSED_NUMBER
-        return int(text)
-
-    def object_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) != len(pairs):
-            key = _first_repeated(key for key, _ in pairs)
-            if key == "id":
-                self.repeated_id_in.append(obj)
-            shown = json.dumps(key[:64])
-            self._note(INVALID_REQUEST, f"the key {shown} appears twice in one object")
-        return obj
-
-
-def _first_repeated(keys: Iterable[str]) -> str:
-    seen: set[str] = set()
-    for key in keys:
-        if key in seen:
-            return key
-        seen.add(key)
-    raise ValueError("no key is repeated")
-
-
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -180,33 +114,32 @@ def parse_line(
     if text.startswith("\ufeff"):
         bom = "Parse error: the line starts with a byte order mark (EF BB BF); send JSON only"
         return Invalid(error_response(None, PARSE_ERROR, bom))
-    watch = _StrictWatch(integer_digits)
     try:
-        obj = json.loads(
-            text,
-            parse_constant=_reject_constant,
-            parse_float=watch.parse_float,
-            parse_int=watch.parse_int,
-            object_pairs_hook=watch.object_pairs,
-        )
-    except RecursionError:
-        return Invalid(error_response(None, PARSE_ERROR, "Parse error: JSON nested too deeply"))
-    except ValueError as exc:
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-        return Invalid(error_response(None, PARSE_ERROR, f"Parse error: {detail}{where}"))
-    message = classify(obj)
-    if watch.problem is None:
+        parsed = parse_strict(text, _request_strictness(integer_digits))
+    except StrictJsonError as exc:
+        where = f" at column {exc.column}" if exc.column is not None else ""
+        return Invalid(error_response(None, PARSE_ERROR, f"Parse error: {exc}{where}"))
+    message = classify(parsed.value)
+    if parsed.problem is None:
         return message
     if isinstance(message, (Notification, ClientResponse)):
         return None
-    id_unknown = any(repeated is obj for repeated in watch.repeated_id_in)
+    top = parsed.value
+    id_unknown = isinstance(top, RepeatedKeys) and top.repeated == "id"
     request_id = message.id if isinstance(message, Request) and not id_unknown else None
-    code, problem = watch.problem
+    code = INVALID_REQUEST if parsed.problem.kind == "repeated_key" else INVALID_PARAMS
+    problem = parsed.problem.message
     if not isinstance(message, Request):
         code = INVALID_REQUEST  # the id itself is the number refused
     kind = "Invalid params" if code == INVALID_PARAMS else "Invalid Request"
     return Invalid(error_response(request_id, code, f"{kind}: {problem}"))
+
+
+@cache
+def _request_strictness(integer_digits: int) -> Strictness:
+    """Problems are noted, not raised, so the line still parses and the reply keeps the
+    request's id; a repeated key is flagged (a repeated ``id`` makes the id unknown)."""
+    return Strictness(numbers="note", integer_digits=integer_digits, repeated_keys="flag")
 
 
 def _too_costly(over: OverLimit, limit: int) -> Invalid | None:

@@ -119,6 +119,9 @@ class Limits:
     fixture_json_depth: int = 64
     """Deepest nesting accepted inside one fixture ``json`` body (Graph answers nest about 8
     deep); a deeper file fails at start-up with the path, never a RecursionError later."""
+    fixture_integer_digits: int = 4_000
+    """Most digits of an integer in a fixture file (Python's own limit is 4,300, in its
+    words; past this one the file is refused in ours)."""
     fixture_chunk_bytes: int = 65_536
     """Largest chunk a fixture body is streamed in (httpcore's own network read size)."""
     fixture_repeat_bytes: int = 50_000_000

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-from loopback import LoopbackServer
+
+from tests.support.loopback import LoopbackServer
 
 # Properties assert behaviour, never wall-clock time: on a loaded 2-core CI machine a single
 # example can take longer than hypothesis's default 200 ms deadline without anything being

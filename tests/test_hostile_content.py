@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 import trio
-from harness import client_context, open_session, request
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.graph.client import GraphClient
@@ -20,6 +19,7 @@ from mfconnector.graph.fixtures import parse_fixtures
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, redact_text, strip_secrets
 from mfconnector.textconv import html_to_text
+from tests.support.harness import client_context, open_session, request
 
 # Each of these took from seconds to minutes with quadratic converters (a 2 MB body is
 # allowed, and every HTML5 parser checks scope over the open elements at each tag); a

@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -163,11 +163,18 @@ def run_command(
     env: Mapping[str, str] = os.environ,
     *,
     stream: TextIO | None = None,
+    settings: Callable[[argparse.Namespace, Mapping[str, str]], AuthConfig] = (
+        auth_config_from_args
+    ),
 ) -> int:
-    """``login`` / ``logout`` / ``status`` from parsed CLI arguments; 2 for a bad setting."""
+    """``login`` / ``logout`` / ``status`` from parsed CLI arguments; 2 for a bad setting.
+
+    ``settings`` reads the sign-in settings; the entry point's adds the permissions of the
+    open gates (this layer knows permissions, not gates).
+    """
     out = stream if stream is not None else sys.stderr
     try:
-        config = auth_config_from_args(args, env)
+        config = settings(args, env)
     except AuthError as exc:
         fail(out, exc)
         return EXIT_USAGE

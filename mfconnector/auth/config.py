@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
+from mfconnector.envflags import EnvFlagError, env_flag
 from mfconnector.errors import AuthError
 from mfconnector.net.settings import (
     NetworkSettings,
@@ -62,8 +63,6 @@ WELL_KNOWN_TENANTS = ("common", "organizations", "consumers")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 _DOMAIN = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})+$")
 _THUMBPRINT = re.compile(r"^[0-9a-fA-F]{40}$")
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
 
 Mode = Literal["delegated", "app-only"]
 
@@ -299,15 +298,10 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _env_bool(env: Mapping[str, str], name: str) -> bool | None:
-    raw = env.get(name)
-    if raw is None:
-        return None
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise AuthConfigError(f"{name} must be 1 or 0 (true/false), not {raw[:20]!r}")
+    try:
+        return env_flag(env, name)
+    except EnvFlagError as exc:
+        raise AuthConfigError(str(exc)) from None
 
 
 def _pick(flag: str | None, env: Mapping[str, str], name: str) -> str | None:
@@ -330,12 +324,18 @@ def _check_tenant(tenant: str) -> str:
 
 
 def auth_config_from_args(
-    args: argparse.Namespace, env: Mapping[str, str] = os.environ
+    args: argparse.Namespace,
+    env: Mapping[str, str] = os.environ,
+    *,
+    extra_scopes: tuple[str, ...] = (),
+    gate_flags: tuple[str, ...] = (),
 ) -> AuthConfig:
     """Resolve flags over environment variables over defaults, and check they fit together.
 
     A missing client id is not an error here (demo mode needs none); the provider and the
-    commands ask ``require_client_id()`` when they need it.
+    commands ask ``require_client_id()`` when they need it. ``extra_scopes`` and
+    ``gate_flags`` are what the caller's open gates need: sign-in knows permissions, not
+    gates.
     """
     client_id = _pick(getattr(args, "auth_client_id", None), env, "MFC_CLIENT_ID")
     if client_id is not None and not _GUID.match(client_id):
@@ -412,13 +412,9 @@ def auth_config_from_args(
 
     network = network_settings_from_args(args, env)
 
-    from mfconnector.graph.scopes import scopes_for
-    from mfconnector.writes.gates import GATES, gates_from_args
-
-    gates = gates_from_args(args, env)
     return AuthConfig(
-        extra_scopes=scopes_for(gates.names),
-        gate_flags=tuple(g.flag for g in GATES.values() if gates.on(g.name)),
+        extra_scopes=extra_scopes,
+        gate_flags=gate_flags,
         client_id=client_id,
         tenant=tenant,
         cloud=CLOUDS[cloud_name],

@@ -1,19 +1,28 @@
 """The app-only client credential: a secret, or a PEM private key with its certificate.
 
 msal wants ``{"private_key": pem, "thumbprint": sha1}`` or ``{"private_key": pem,
-"public_certificate": cert}``; this reads the PEM file once, bounded, and says exactly what
-is wrong with it (no key, a passphrase-protected key, no certificate and no thumbprint).
+"public_certificate": cert}``. The PEM file is read once, bounded, and parsed with
+``cryptography`` (the library msal itself signs with), so what msal gets is a key it can
+use, and a file it could not use is refused here, in our words: no key, a
+passphrase-protected key, a key that is not RSA, no certificate and no thumbprint, a
+certificate or a thumbprint that does not belong to the key.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+
 from mfconnector.auth.config import AuthConfig, AuthConfigError
 from mfconnector.limits import DEFAULT_LIMITS
 
-__all__ = ["client_credential"]
+__all__ = ["client_credential", "thumbprint_of"]
 
-_BEGIN_CERT = "-----BEGIN CERTIFICATE-----"
-_END_CERT = "-----END CERTIFICATE-----"
+_NEEDS_KEY = "--client-cert needs a PEM file with the private key (and certificate)"
 
 
 def client_credential(config: AuthConfig) -> str | dict[str, str]:
@@ -26,30 +35,81 @@ def client_credential(config: AuthConfig) -> str | dict[str, str]:
             "app-only mode needs a client credential",
             hint="set MFC_CLIENT_SECRET or --client-cert",
         )
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(DEFAULT_LIMITS.cert_file_bytes + 1)
-    except OSError as exc:
-        raise AuthConfigError(
-            f"cannot read the client certificate {path}: {exc.strerror or type(exc).__name__}"
-        ) from None
-    pem = raw.decode("utf-8", "replace")
-    if len(raw) > DEFAULT_LIMITS.cert_file_bytes or "PRIVATE KEY-----" not in pem:
-        raise AuthConfigError(
-            f"{path} holds no PEM private key",
-            hint="--client-cert needs a PEM file with the private key (and certificate)",
-        )
-    if "ENCRYPTED" in pem:
-        raise AuthConfigError(
-            f"the private key in {path} is passphrase-protected",
-            hint="store it unencrypted in a file only this user can read (chmod 600)",
-        )
-    if config.client_cert_thumbprint:
-        return {"private_key": pem, "thumbprint": config.client_cert_thumbprint}
-    start, end = pem.find(_BEGIN_CERT), pem.find(_END_CERT)
-    if start < 0 or end < 0:
+    data = _read_bounded(path, DEFAULT_LIMITS.cert_file_bytes)
+    key = _private_key(path, data)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode("ascii")
+    cert = _certificate(data)
+    given = config.client_cert_thumbprint
+    if cert is not None:
+        if cert.public_key() != key.public_key():
+            raise AuthConfigError(
+                f"the certificate in {path} is not the private key's certificate",
+                hint="put the key and the certificate made from it in one PEM file",
+            )
+        if given is not None and given.lower() != thumbprint_of(cert):
+            raise AuthConfigError(
+                f"--client-cert-thumbprint is not the thumbprint of the certificate in {path}",
+                hint="drop --client-cert-thumbprint (it is read from the certificate), or "
+                "copy the thumbprint shown in Certificates & secrets",
+            )
+    if given:
+        return {"private_key": key_pem, "thumbprint": given}
+    if cert is None:
         raise AuthConfigError(
             f"{path} has no certificate and no thumbprint was given",
             hint="add the certificate to the PEM file or pass --client-cert-thumbprint",
         )
-    return {"private_key": pem, "public_certificate": pem[start : end + len(_END_CERT)]}
+    certificate_pem = cert.public_bytes(serialization.Encoding.PEM).decode("ascii")
+    return {"private_key": key_pem, "public_certificate": certificate_pem}
+
+
+def thumbprint_of(cert: x509.Certificate) -> str:
+    """The certificate's SHA-1 thumbprint as Entra ID shows it, in lower-case hex."""
+    return cert.fingerprint(hashes.SHA1()).hex()  # Entra ID's thumbprint is SHA-1
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise AuthConfigError(
+            f"cannot read the client certificate {path}: {exc.strerror or type(exc).__name__}"
+        ) from None
+    if len(data) > limit:
+        raise AuthConfigError(
+            f"{path} is larger than the {limit:,}-byte limit for a certificate file"
+            ": no PEM private key was read",
+            hint=_NEEDS_KEY,
+        )
+    return data
+
+
+def _private_key(path: Path, data: bytes) -> RSAPrivateKey:
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except TypeError:  # cryptography: "Password was not given but private key is encrypted"
+        raise AuthConfigError(
+            f"the private key in {path} is passphrase-protected",
+            hint="store it unencrypted in a file only this user can read (chmod 600)",
+        ) from None
+    except (ValueError, UnsupportedAlgorithm):
+        raise AuthConfigError(f"{path} holds no PEM private key", hint=_NEEDS_KEY) from None
+    if not isinstance(key, RSAPrivateKey):
+        raise AuthConfigError(
+            f"the private key in {path} is not an RSA key",
+            hint="Microsoft Entra ID takes RSA certificates for app credentials",
+        )
+    return key
+
+
+def _certificate(data: bytes) -> x509.Certificate | None:
+    """The file's first certificate, or None when it holds none that can be read."""
+    try:
+        return x509.load_pem_x509_certificate(data)
+    except ValueError:
+        return None

@@ -26,10 +26,8 @@ T = TypeVar("T")
 
 
 def _requests_error(exc: BaseException, config: AuthConfig) -> AuthError | None:
-    try:
-        import requests
-    except ImportError:  # pragma: no cover - msal depends on requests
-        return None
+    import requests  # a declared dependency; imported when msal has already loaded it
+
     if not isinstance(exc, requests.exceptions.RequestException):
         return None
     host = config.cloud.authority_host

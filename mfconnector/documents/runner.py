@@ -224,9 +224,9 @@ class DocumentWorkers:
                 raise ToolInputError(str(error.get("message")), hint=error.get("hint"))
             raise DocumentError(
                 str(error.get("message")),
-                code=str(error.get("code") or "corrupt"),
+                code=str(error.get("reason") or "corrupt"),
                 hint=error.get("hint"),
-                retry_safe=bool(error.get("retrySafe")),
+                retry_safe=bool(error.get("retry_safe")),
             )
         finally:
             if reusable:

@@ -1,4 +1,4 @@
-"""The emulator's request model and its dispatcher: one Graph request in, one answer out.
+"""The emulator's dispatcher: one Graph request in, one answer out.
 
 ``Emulator.handle`` takes what arrived on the wire (method, URL, headers, body) and
 returns an ``Answer``; the httpx adapter (``transport``) does nothing else. Routing is by
@@ -10,103 +10,27 @@ bearer token.
 
 from __future__ import annotations
 
-import itertools
-import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
-from mfconnector.emulator import ids
-from mfconnector.emulator.batch import UploadSession, run_batch
+from mfconnector.emulator import downloads, drive_routes, ids, mail_routes, uploads
+from mfconnector.emulator.batch import run_batch
+from mfconnector.emulator.call import Answer, Call, Prefer, decode_query, error_answer
 from mfconnector.emulator.errors import GraphHttpError
-from mfconnector.emulator.kql import SearchIndex
-from mfconnector.emulator.model import GRAPH, Drive, Mailbox
-from mfconnector.emulator.seed import DEMO_NOW, Tenant, build_tenant
+from mfconnector.emulator.model import Tenant
+from mfconnector.emulator.render import GRAPH, drive_json
+from mfconnector.emulator.seed.facts import DEMO_NOW
+from mfconnector.emulator.seed.tenant import build_tenant
+from mfconnector.emulator.state import EmulatorState
 
-__all__ = ["Answer", "Call", "Emulator", "Fault", "Prefer"]
+__all__ = ["Emulator", "Fault"]
 
 _log = logging.getLogger("mfconnector.emulator")
-_PREFER_PART = re.compile(r'\s*([A-Za-z.\-]+)\s*(?:=\s*("[^"]*"|[^,\s]*))?\s*')
 _BEARER = re.compile(r"^Bearer\s+\S+", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Prefer:
-    """What the ``Prefer`` header asked for (several values, comma-separated)."""
-
-    immutable_ids: bool = False
-    text_body: bool = False
-    time_zone: str | None = None
-    max_page_size: int | None = None
-
-    @classmethod
-    def parse(cls, values: list[str]) -> Prefer:
-        found: dict[str, str] = {}
-        for value in values:
-            for part in value.split(","):
-                match = _PREFER_PART.fullmatch(part)
-                if match:
-                    found[match.group(1).lower()] = (match.group(2) or "").strip('"')
-        page = found.get("odata.maxpagesize", "")
-        return cls(
-            immutable_ids=found.get("idtype", "").lower() == "immutableid",
-            text_body=found.get("outlook.body-content-type", "").lower() == "text",
-            time_zone=found.get("outlook.timezone") or None,
-            max_page_size=int(page) if page.isdigit() and int(page) > 0 else None,
-        )
-
-
-@dataclass
-class Call:
-    """One request as the routes see it."""
-
-    method: str
-    path: str
-    """Percent-decoded, after the Graph root: ``/me/messages/AAkALg...``."""
-    raw_path: str
-    """As sent (still encoded), for building nextLinks on the same address."""
-    query: dict[str, str]
-    headers: dict[str, str]
-    """Lower-case names."""
-    body: bytes
-    prefer: Prefer
-    now: datetime
-
-    def json_body(self) -> dict[str, Any]:
-        if not self.body.strip():
-            return {}
-        try:
-            value = json.loads(self.body)
-        except (ValueError, UnicodeDecodeError):
-            raise GraphHttpError(
-                400,
-                "BadRequest",
-                "Unable to read JSON request payload. Please ensure "
-                "Content-Type header is set and payload is of valid JSON format.",
-            ) from None
-        if not isinstance(value, dict):
-            raise GraphHttpError(400, "BadRequest", "The request body must be a JSON object.")
-        return value
-
-    def next_link(self, **changes: str) -> str:
-        query = dict(self.query)
-        query.update(changes)
-        encoded = "&".join(
-            f"{quote(key, safe='')}={quote(value, safe='')}" for key, value in query.items()
-        )
-        return f"{GRAPH}{self.raw_path}?{encoded}"
-
-
-@dataclass
-class Answer:
-    status: int
-    json: Any = None
-    content: bytes | None = None
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -149,10 +73,8 @@ _CHALLENGE = (
     'authorize", client_id="00000003-0000-0000-c000-000000000000"'
 )
 
-Route = Callable[["Emulator", Call, list[str]], Answer]
 
-
-class Emulator:
+class Emulator(EmulatorState):
     """An in-memory Microsoft Graph for the demo tenant. State lives as long as the object.
 
     Knobs for tests and benches (never used by ``--demo`` itself): ``add_fault`` makes the
@@ -160,37 +82,13 @@ class Emulator:
     """
 
     def __init__(self, tenant_factory: Callable[[], Tenant] = build_tenant) -> None:
-        self._factory = tenant_factory
-        self._tenant: Tenant | None = None
+        super().__init__(tenant_factory)
         self.faults: list[Fault] = []
-        self.requests = 0
-        self._ticks = itertools.count(1)
-        self.indexes: dict[str, SearchIndex] = {}
-        self.uploads: dict[str, UploadSession] = {}
-        self.filter_views: dict[str, tuple[int, dict[str, Any]]] = {}
-
-    @property
-    def tenant(self) -> Tenant:
-        if self._tenant is None:
-            self._tenant = self._factory()
-        return self._tenant
 
     def add_fault(self, status: int, **options: Any) -> Fault:
         fault = Fault(status, **options)
         self.faults.append(fault)
         return fault
-
-    def now(self) -> datetime:
-        """The emulator's clock: the demo's "now", one second further at each write."""
-        return DEMO_NOW + timedelta(seconds=next(self._ticks))
-
-    def index(self, mailbox: Mailbox) -> SearchIndex:
-        return self.indexes.setdefault(mailbox.user_id, SearchIndex())
-
-    def me(self) -> Mailbox:
-        found = self.tenant.mailbox("me")
-        assert found is not None
-        return found
 
     # --- the entry point -----------------------------------------------------------
 
@@ -211,12 +109,10 @@ class Emulator:
 
     def route(self, method: str, url: str, headers: dict[str, str], body: bytes) -> Answer:
         """One request (already counted), raising ``GraphHttpError`` for an error answer."""
-        from mfconnector.emulator import batch, downloads
-
         parts = urlsplit(url)
         root = urlsplit(GRAPH)
-        if f"{parts.scheme}://{parts.netloc}" == batch.UPLOAD_HOST:
-            return batch.serve_upload(self, method, parts, headers, body)
+        if f"{parts.scheme}://{parts.netloc}" == uploads.UPLOAD_HOST:
+            return uploads.serve_upload(self, method, parts, headers, body)
         if parts.hostname != root.hostname:
             return downloads.serve(self, method, parts, headers)
         if not parts.path.startswith(root.path + "/") and parts.path != root.path:
@@ -247,8 +143,6 @@ class Emulator:
         return self.dispatch(call)
 
     def dispatch(self, call: Call) -> Answer:
-        from mfconnector.emulator import drive_routes, mail_routes
-
         segments = [s for s in call.path.split("/") if s != ""]
         if not segments:
             raise GraphHttpError(400, "BadRequest", "Invalid request.")
@@ -256,7 +150,7 @@ class Emulator:
         if segments == ["$batch"]:
             if call.method != "POST":
                 raise GraphHttpError(405, "BadRequest", "$batch takes POST.")
-            return run_batch(self, call)
+            return run_batch(self, call, self.route)
         if head == "drives" and len(segments) >= 2:
             drive = self.tenant.drives.get(segments[1])
             if drive is None:
@@ -280,37 +174,6 @@ class Emulator:
         if rest and rest[0] == "drives" and len(rest) == 1 and call.method == "GET":
             drive = self.drive_of(mailbox)
             return Answer(
-                200, {"@odata.context": f"{GRAPH}/$metadata#drives", "value": [drive.json()]}
+                200, {"@odata.context": f"{GRAPH}/$metadata#drives", "value": [drive_json(drive)]}
             )
         return mail_routes.route(self, call, mailbox, rest)
-
-    def drive_of(self, mailbox: Mailbox) -> Drive:
-        drive_id = self.tenant.personal_drive.get(mailbox.user_id)
-        if drive_id is None:
-            raise GraphHttpError(
-                404, "itemNotFound", "The user's OneDrive has not been provisioned."
-            )
-        return self.tenant.drives[drive_id]
-
-
-def decode_query(raw: str) -> dict[str, str]:
-    """``%XX`` decoding only: a ``+`` stays a ``+``, as Graph reads query strings."""
-    out: dict[str, str] = {}
-    for part in raw.split("&"):
-        if not part:
-            continue
-        key, _, value = part.partition("=")
-        out[unquote(key)] = unquote(value)
-    return out
-
-
-def error_answer(error: GraphHttpError, request_id: str, client_request_id: str | None) -> Answer:
-    inner: dict[str, Any] = {
-        "date": DEMO_NOW.strftime("%Y-%m-%dT%H:%M:%S"),
-        "request-id": request_id,
-        "client-request-id": client_request_id or request_id,
-    }
-    if error.inner_code:
-        inner["code"] = error.inner_code
-    body = {"error": {"code": error.code, "message": error.message, "innerError": inner}}
-    return Answer(error.status, json=body, headers=dict(error.headers))

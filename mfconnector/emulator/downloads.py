@@ -9,15 +9,14 @@ client that leaks its Graph token to a download host gets caught. ``Range`` requ
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, parse_qs
 
 import mfconnector.demo_documents as docbuild
 from mfconnector.emulator import ids
+from mfconnector.emulator.call import Answer
+from mfconnector.emulator.drive_routes import THUMBNAIL_HOST
 from mfconnector.emulator.model import Drive, DriveItem
-
-if TYPE_CHECKING:
-    from mfconnector.emulator.core import Answer, Emulator
+from mfconnector.emulator.state import EmulatorState
 
 __all__ = ["serve"]
 
@@ -25,8 +24,6 @@ _RANGE = re.compile(r"^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$")
 
 
 def _plain(status: int, text: str, **headers: str) -> Answer:
-    from mfconnector.emulator.core import Answer
-
     return Answer(
         status,
         content=text.encode("utf-8"),
@@ -34,7 +31,7 @@ def _plain(status: int, text: str, **headers: str) -> Answer:
     )
 
 
-def _find(emulator: Emulator, guid: str) -> tuple[Drive, DriveItem] | None:
+def _find(emulator: EmulatorState, guid: str) -> tuple[Drive, DriveItem] | None:
     for drive in emulator.tenant.drives.values():
         for item in drive.items.values():
             if item.guid == guid:
@@ -42,9 +39,9 @@ def _find(emulator: Emulator, guid: str) -> tuple[Drive, DriveItem] | None:
     return None
 
 
-def serve(emulator: Emulator, method: str, url: SplitResult, headers: dict[str, str]) -> Answer:
-    from mfconnector.emulator.drive_routes import THUMBNAIL_HOST
-
+def serve(
+    emulator: EmulatorState, method: str, url: SplitResult, headers: dict[str, str]
+) -> Answer:
     if "authorization" in headers:
         return _plain(
             401,
@@ -73,8 +70,6 @@ def serve(emulator: Emulator, method: str, url: SplitResult, headers: dict[str, 
 
 
 def _bytes(data: bytes, content_type: str, headers: dict[str, str]) -> Answer:
-    from mfconnector.emulator.core import Answer
-
     wanted = headers.get("range")
     if wanted is None:
         return Answer(200, content=data, headers={"Content-Type": content_type})

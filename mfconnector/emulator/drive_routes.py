@@ -13,17 +13,17 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 from mfconnector.emulator import ids
+from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError, drive_item_not_found
 from mfconnector.emulator.kql import words
-from mfconnector.emulator.model import GRAPH, Drive, DriveItem
+from mfconnector.emulator.model import Drive, DriveItem
 from mfconnector.emulator.odata import parse_options, parse_orderby
-
-if TYPE_CHECKING:
-    from mfconnector.emulator.core import Answer, Call, Emulator
+from mfconnector.emulator.render import GRAPH, drive_item_json, drive_json, web_url
+from mfconnector.emulator.state import EmulatorState
 
 __all__ = ["THUMBNAIL_HOST", "download_url", "route", "thumbnail_url"]
 
@@ -62,8 +62,6 @@ _ITEM_ID = re.compile(r"^[A-Za-z0-9!]{10,64}$")
 
 
 def _answer(status: int, body: Any = None, **headers: str) -> Answer:
-    from mfconnector.emulator.core import Answer
-
     return Answer(status, json=body, headers=dict(headers))
 
 
@@ -102,7 +100,7 @@ def _thumbnails(item: DriveItem) -> list[dict[str, Any]]:
 def _render(
     drive: Drive, item: DriveItem, select: list[str] | None, *, thumbnails: bool = False
 ) -> dict[str, Any]:
-    full = drive.render(item)
+    full = drive_item_json(drive, item)
     if not item.is_folder and (select is None or DOWNLOAD_URL in select):
         full = {DOWNLOAD_URL: download_url(drive, item), **full}
     if thumbnails:
@@ -123,14 +121,14 @@ def _check_select(select: list[str] | None) -> None:
             )
 
 
-def route(emulator: Emulator, call: Call, drive: Drive, rest: list[str]) -> Answer:
+def route(emulator: EmulatorState, call: Call, drive: Drive, rest: list[str]) -> Answer:
     if call.method != "GET":
         raise GraphHttpError(
             405, "notSupported", "The demo drive is read-only: only GET is answered."
         )
     joined = "/".join(rest)
     if not joined:
-        return _answer(200, _select_drive(drive.json(), call))
+        return _answer(200, _select_drive(drive_json(drive), call))
     if joined in ("recent", "sharedWithMe"):
         return _special(emulator, call, drive, joined)
     if joined.startswith("root:"):
@@ -185,7 +183,9 @@ def _by_path(drive: Drive, base: DriveItem, text: str) -> tuple[DriveItem, str]:
     return current, tail if colon else ""
 
 
-def _item_route(emulator: Emulator, call: Call, drive: Drive, item: DriveItem, tail: str) -> Answer:
+def _item_route(
+    emulator: EmulatorState, call: Call, drive: Drive, item: DriveItem, tail: str
+) -> Answer:
     options = parse_options(call.query)
     _check_select(options.select)
     if tail == "":
@@ -202,8 +202,6 @@ def _item_route(emulator: Emulator, call: Call, drive: Drive, item: DriveItem, t
     if tail == "content":
         if item.is_folder:
             raise GraphHttpError(404, "itemNotFound", "The item has no content: it is a folder.")
-        from mfconnector.emulator.core import Answer
-
         return Answer(302, headers={"Location": download_url(drive, item)})
     if tail == "thumbnails":
         context = f"{GRAPH}/$metadata#drives('{quote(drive.id)}')/items('{item.id}')/thumbnails"
@@ -284,7 +282,7 @@ def _page(
     return _answer(200, body)
 
 
-def _special(emulator: Emulator, call: Call, drive: Drive, which: str) -> Answer:
+def _special(emulator: EmulatorState, call: Call, drive: Drive, which: str) -> Answer:
     options = parse_options(call.query)
     if which == "recent":
         files = sorted(
@@ -315,7 +313,7 @@ def _special(emulator: Emulator, call: Call, drive: Drive, which: str) -> Answer
                         "name": item.name,
                         "file": {"mimeType": item.mime},
                         "size": item.size,
-                        "webUrl": other.web_url(item),
+                        "webUrl": web_url(other, item),
                         "parentReference": {
                             "driveId": other.id,
                             "driveType": other.drive_type,

@@ -1,8 +1,8 @@
 """The emulator's state: mailboxes (folders, messages, attachments) and drives (items).
 
-Plain objects, no I/O. Rendering to Graph JSON lives here too, because what a property
-looks like (an etag that changes with every change, an id that depends on the ``Prefer``
-header) is part of the model's behaviour, not of one route.
+Plain objects, no I/O, and no Graph JSON: ``render`` turns them into answers. What stays
+here is what the objects are and how they change: ids, the version every change bumps (the
+change key and etag follow it), moves, sizes, a message's text, a drive's tree.
 
 Ids: every message has an immutable id (``AAkALg...``) for its whole life and a REST id
 (``AAMkAG...``) that changes whenever it changes folder, as Exchange's do. Either finds
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from mfconnector.emulator import ids
@@ -29,23 +29,14 @@ __all__ = [
     "Mailbox",
     "Message",
     "Recipient",
-    "iso",
+    "Tenant",
 ]
 
 Recipient = tuple[str, str]
 """(display name, address)."""
 
-GRAPH = "https://graph.microsoft.com/v1.0"
 ATTACHMENT_OVERHEAD = 390
 """Outlook's attachment ``size`` counts the stored part, a little more than the bytes."""
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def address_json(recipient: Recipient) -> dict[str, Any]:
-    return {"emailAddress": {"name": recipient[0], "address": recipient[1]}}
 
 
 @dataclass
@@ -55,18 +46,6 @@ class Folder:
     parent_id: str
     well_known: str | None = None
     is_hidden: bool = False
-
-    def render(self, mailbox: Mailbox) -> dict[str, Any]:
-        inside = [m for m in mailbox.messages.values() if m.folder_id == self.id]
-        return {
-            "id": self.id,
-            "displayName": self.display_name,
-            "parentFolderId": self.parent_id,
-            "childFolderCount": sum(1 for f in mailbox.folders.values() if f.parent_id == self.id),
-            "unreadItemCount": sum(1 for m in inside if not m.is_read),
-            "totalItemCount": len(inside),
-            "isHidden": self.is_hidden,
-        }
 
 
 @dataclass
@@ -92,34 +71,8 @@ class Attachment:
             self.declared_size = len(self.content()) + ATTACHMENT_OVERHEAD
         return self.declared_size
 
-    @property
-    def odata_type(self) -> str:
-        return f"#microsoft.graph.{self.kind}Attachment"
-
     def content(self) -> bytes:
         return self.data() if self.data is not None else b""
-
-    def render(self, *, with_bytes: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "@odata.type": self.odata_type,
-            "id": self.id,
-            "lastModifiedDateTime": iso(self.modified),
-            "name": self.name,
-            "contentType": self.content_type,
-            "size": self.size,
-            "isInline": self.is_inline,
-        }
-        if self.kind == "file":
-            out["contentId"] = self.content_id
-            out["contentLocation"] = None
-            if with_bytes:
-                out["contentBytes"] = base64.b64encode(self.content()).decode("ascii")
-        elif self.kind == "reference":
-            out["sourceUrl"] = self.source_url
-            out["providerType"] = "oneDriveBusiness"
-            out["permission"] = "view"
-            out["isFolder"] = False
-        return out
 
 
 @dataclass
@@ -164,6 +117,8 @@ class Message:
     """Bumped by every change: the change key and etag follow it."""
     _text_cache: tuple[int, str, str] | None = None
     _render_cache: tuple[tuple[int, bool], dict[str, Any]] | None = None
+    """Filled by ``render.message_json``: the default properties for one version. Private,
+    so a copy (``mail_writes``) leaves it behind."""
 
     @property
     def rest_id(self) -> str:
@@ -202,162 +157,12 @@ class Message:
             self._text_cache = cache
         return cache[1], cache[2]
 
+    def preset_texts(self, body: str, unique: str) -> None:
+        """Give the text conversion up front, for a body that is costly to convert."""
+        self._text_cache = (self.version, body, unique)
+
     def body_preview(self) -> str:
         return preview(self.texts()[0])
-
-    def render(
-        self, *, immutable: bool, text_body: bool, select: Iterable[str] | None
-    ) -> dict[str, Any]:
-        """Graph's JSON: every default property, or the ``$select``ed ones (plus id, etag).
-
-        The default properties (bodies aside) are built once per version and id kind.
-        """
-        full = self._defaults(immutable)
-        if select is None:
-            out = dict(full)
-            out["body"] = self._body_json(text_body, unique=False)
-            return {key: out[key] for key in DEFAULT_ORDER}
-        out = {"@odata.etag": full["@odata.etag"], "id": full["id"]}
-        for name in select:
-            if name in full:
-                out[name] = full[name]
-            elif name == "body":
-                out["body"] = self._body_json(text_body, unique=False)
-            elif name == "uniqueBody":
-                out["uniqueBody"] = self._body_json(text_body, unique=True)
-            elif name == "conversationIndex":
-                out["conversationIndex"] = _conversation_index(self)
-            elif name == "internetMessageHeaders":
-                out["internetMessageHeaders"] = [{"name": n, "value": v} for n, v in self.headers]
-        return out
-
-    def _defaults(self, immutable: bool) -> dict[str, Any]:
-        cache = self._render_cache
-        key = (self.version, immutable)
-        if cache is not None and cache[0] == key:
-            return cache[1]
-        created = self.created or self.received
-        draft = self.is_draft
-        full: dict[str, Any] = {
-            "@odata.etag": self.etag,
-            "id": self.id_for(immutable),
-            "createdDateTime": iso(created),
-            "lastModifiedDateTime": iso(self.modified or created),
-            "changeKey": self.change_key,
-            "categories": list(self.categories),
-            "receivedDateTime": iso(self.received),
-            "sentDateTime": iso(self.sent) if self.sent else None,
-            "hasAttachments": self.has_attachments,
-            "internetMessageId": self.internet_message_id,
-            "subject": self.subject,
-            "bodyPreview": self.body_preview(),
-            "importance": self.importance,
-            "parentFolderId": self.folder_id,
-            "conversationId": self.conversation_id,
-            "isDeliveryReceiptRequested": False,
-            "isReadReceiptRequested": False,
-            "isRead": self.is_read,
-            "isDraft": draft,
-            "webLink": _web_link(self, immutable),
-            "inferenceClassification": self.inference,
-            "sender": None if draft else address_json(self.sender),
-            "from": None if draft else address_json(self.from_ or self.sender),
-            "toRecipients": [address_json(r) for r in self.to],
-            "ccRecipients": [address_json(r) for r in self.cc],
-            "bccRecipients": [address_json(r) for r in self.bcc],
-            "replyTo": [address_json(r) for r in self.reply_to],
-            "flag": dict(self.flag),
-        }
-        self._render_cache = (key, full)
-        return full
-
-    def _body_json(self, text_body: bool, *, unique: bool) -> dict[str, str]:
-        if text_body and self.body_type == "html" and not self.keeps_html:
-            body, unique_text = self.texts()
-            return {"contentType": "text", "content": unique_text if unique else body}
-        if unique:
-            return {"contentType": self.body_type, "content": self.unique_body or self.body}
-        return {"contentType": self.body_type, "content": self.body}
-
-
-DEFAULT_ORDER = (
-    "@odata.etag",
-    "id",
-    "createdDateTime",
-    "lastModifiedDateTime",
-    "changeKey",
-    "categories",
-    "receivedDateTime",
-    "sentDateTime",
-    "hasAttachments",
-    "internetMessageId",
-    "subject",
-    "bodyPreview",
-    "importance",
-    "parentFolderId",
-    "conversationId",
-    "isDeliveryReceiptRequested",
-    "isReadReceiptRequested",
-    "isRead",
-    "isDraft",
-    "webLink",
-    "inferenceClassification",
-    "body",
-    "sender",
-    "from",
-    "toRecipients",
-    "ccRecipients",
-    "bccRecipients",
-    "replyTo",
-    "flag",
-)
-"""The order of Graph's own example (message-get-html.json)."""
-
-MESSAGE_PROPERTIES = frozenset(
-    {
-        "id",
-        "createdDateTime",
-        "lastModifiedDateTime",
-        "changeKey",
-        "categories",
-        "receivedDateTime",
-        "sentDateTime",
-        "hasAttachments",
-        "internetMessageId",
-        "subject",
-        "bodyPreview",
-        "importance",
-        "parentFolderId",
-        "conversationId",
-        "conversationIndex",
-        "isDeliveryReceiptRequested",
-        "isReadReceiptRequested",
-        "isRead",
-        "isDraft",
-        "webLink",
-        "inferenceClassification",
-        "body",
-        "uniqueBody",
-        "sender",
-        "from",
-        "toRecipients",
-        "ccRecipients",
-        "bccRecipients",
-        "replyTo",
-        "flag",
-        "internetMessageHeaders",
-        "attachments",
-    }
-)
-
-
-def _conversation_index(message: Message) -> str:
-    return base64.b64encode(ids.stream("ci:" + message.label, 22)).decode("ascii")
-
-
-def _web_link(message: Message, immutable: bool) -> str:
-    item = message.id_for(immutable).replace("=", "%3D")
-    return f"https://outlook.office365.com/owa/?ItemID={item}&exvsurl=1&viewmodel=ReadMessageItem"
 
 
 @dataclass
@@ -428,22 +233,6 @@ class Mailbox:
             found.extend(f.id for f in self.folders.values() if f.parent_id == current)
         return found
 
-    def profile(self) -> dict[str, Any]:
-        return {
-            "@odata.context": f"{GRAPH}/$metadata#users/$entity",
-            "businessPhones": ["+1 425 555 0109"],
-            "displayName": self.display_name,
-            "givenName": self.display_name.split(" ")[0],
-            "jobTitle": "Retail Manager",
-            "mail": self.mail,
-            "mobilePhone": None,
-            "officeLocation": "18/2111",
-            "preferredLanguage": "en-US",
-            "surname": self.display_name.split(" ")[-1],
-            "userPrincipalName": self.upn,
-            "id": self.user_id,
-        }
-
 
 @dataclass
 class DriveItem:
@@ -487,12 +276,13 @@ class Drive:
     items: dict[str, DriveItem] = field(default_factory=dict)
     root_id: str = ""
     _children: dict[str, list[str]] | None = None
-    _rendered: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    _render_cache: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    """Filled by ``render.drive_item_json``: each item's JSON for one version."""
 
     def add(self, item: DriveItem) -> DriveItem:
         self.items[item.id] = item
         self._children = None
-        self._rendered.clear()
+        self._render_cache.clear()
         return item
 
     def children(self, item_id: str) -> list[DriveItem]:
@@ -531,96 +321,18 @@ class Drive:
             return item.size
         return sum(self.size_of(child) for child in self.children(item.id))
 
-    def render(self, item: DriveItem) -> dict[str, Any]:
-        """The full driveItem, download URL excluded (it is added per request).
 
-        Built once per item version: the demo drives are read-only, so a folder's size and
-        child count cannot change under a cached answer.
-        """
-        cached = self._rendered.get(item.id)
-        if cached is not None and cached[0] == item.version:
-            return dict(cached[1])
-        out = self._render(item)
-        self._rendered[item.id] = (item.version, out)
-        return dict(out)
+@dataclass
+class Tenant:
+    """What the emulator serves: mailboxes by every name they answer to, and drives."""
 
-    def _render(self, item: DriveItem) -> dict[str, Any]:
-        tag = f"{{{item.guid.upper()}}},{item.version}"
-        person = {
-            "user": {
-                "email": item.author[1],
-                "id": ids.guid("user:" + item.author[1]),
-                "displayName": item.author[0],
-            }
-        }
-        out: dict[str, Any] = {
-            "@odata.etag": f'"{tag}"',
-            "createdDateTime": iso(item.created),
-            "eTag": f'"{tag}"',
-            "id": item.id,
-            "lastModifiedDateTime": iso(item.modified),
-            "name": item.name,
-            "webUrl": self.web_url(item),
-            "cTag": f'"c:{tag}"',
-            "size": self.size_of(item),
-            "createdBy": person,
-            "lastModifiedBy": person,
-            "fileSystemInfo": {
-                "createdDateTime": iso(item.created),
-                "lastModifiedDateTime": iso(item.modified),
-            },
-        }
-        if item.parent_id is None:
-            out["root"] = {}
-            out["parentReference"] = {"driveId": self.id, "driveType": self.drive_type}
-        else:
-            out["parentReference"] = {
-                "driveId": self.id,
-                "driveType": self.drive_type,
-                "id": item.parent_id,
-                "name": self.items[item.parent_id].name,
-                "path": self.path_of(self.items[item.parent_id]),
-            }
-        if item.is_folder:
-            out["folder"] = {"childCount": len(self.children(item.id))}
-        else:
-            digest = hashlib.sha1(item.id.encode()).digest()
-            out["file"] = {
-                "mimeType": item.mime or "application/octet-stream",
-                "hashes": {"quickXorHash": base64.b64encode(digest[:20]).decode("ascii")},
-            }
-        return out
+    mailboxes: dict[str, Mailbox]
+    """By user id, mail and UPN (lower case); ``me`` is the signed-in user."""
+    drives: dict[str, Drive]
+    """By drive id."""
+    personal_drive: dict[str, str]
+    """User id -> id of that user's OneDrive."""
+    me: str
 
-    def web_url(self, item: DriveItem) -> str:
-        from urllib.parse import quote
-
-        path = self.path_of(item)[len("/drive/root:") :]
-        return self.web_root + quote(path)
-
-    def json(self) -> dict[str, Any]:
-        used = self.size_of(self.items[self.root_id])
-        total = 1_099_511_627_776
-        return {
-            "@odata.context": f"{GRAPH}/$metadata#drives/$entity",
-            "id": self.id,
-            "driveType": self.drive_type,
-            "name": self.name,
-            "webUrl": self.web_root,
-            "createdDateTime": "2025-06-01T09:00:00Z",
-            "lastModifiedDateTime": "2026-03-06T16:00:00Z",
-            "owner": {
-                "user": {
-                    "id": self.owner_id,
-                    "displayName": self.owner[0],
-                    "email": self.owner[1],
-                }
-            },
-            "quota": {
-                "deleted": 0,
-                "fileCount": sum(1 for i in self.items.values() if not i.is_folder),
-                "remaining": total - used,
-                "state": "normal",
-                "total": total,
-                "used": used,
-            },
-        }
+    def mailbox(self, key: str) -> Mailbox | None:
+        return self.mailboxes.get(key.lower()) or self.mailboxes.get(key)

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from email import policy
 from email.message import Message
 from email.parser import BytesParser
 from http import HTTPStatus
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from mfconnector.gmail_emulator.calls import Answer
 from mfconnector.gmail_emulator.errors import GmailError, bad_request
-
-if TYPE_CHECKING:
-    from mfconnector.gmail_emulator.core import GmailEmulator
 
 __all__ = ["MAX_BATCH_CALLS", "run_batch"]
 
@@ -84,7 +81,11 @@ def _parts(headers: dict[str, str], body: bytes) -> list[Message]:
     return [part for part in parts if isinstance(part, Message)]
 
 
-def run_batch(emulator: GmailEmulator, headers: dict[str, str], body: bytes) -> Answer:
+ApiCall = Callable[[str, str, str, dict[str, str], bytes], Answer]
+"""(method, path, query, headers, body) to an answer: the emulator's own ``call``."""
+
+
+def run_batch(call_api: ApiCall, headers: dict[str, str], body: bytes) -> Answer:
     parts = _parts(headers, body)
     boundary = "batch_" + hashlib.sha256(body).hexdigest()[:22]
     out = bytearray()
@@ -101,7 +102,7 @@ def run_batch(emulator: GmailEmulator, headers: dict[str, str], body: bytes) -> 
             target_parts = urlsplit(target)
             if target_parts.path.rstrip("/") in ("/batch/gmail/v1", "/batch"):
                 raise bad_request("A batch cannot hold another batch.")
-            answer = emulator.call(
+            answer = call_api(
                 method, target_parts.path, target_parts.query, inner_headers, inner_body
             )
         except GmailError as error:

@@ -11,12 +11,10 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mfconnector.gmail_emulator.errors import GmailError, bad_request
-
-if TYPE_CHECKING:
-    from mfconnector.gmail_emulator.core import GmailEmulator
+from mfconnector.gmail_emulator.store import Mailbox
 
 __all__ = [
     "ALL_SCOPES",
@@ -69,7 +67,8 @@ class Call:
     headers: dict[str, str]
     body: bytes
     scopes: frozenset[str]
-    emulator: GmailEmulator
+    mailbox: Mailbox
+    """The emulator's mailbox, the one every route reads and changes."""
 
     def arg(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)

@@ -115,7 +115,7 @@ class GmailEmulator:
         if parts.path.rstrip("/") in BATCH_PATHS and method.upper() == "POST":
             from mfconnector.gmail_emulator.batch import run_batch
 
-            return self.guarded(lambda: run_batch(self, lowered, body))
+            return self.guarded(lambda: run_batch(self.call, lowered, body))
         return self.call(method, parts.path, parts.query, lowered, body)
 
     def guarded(self, work: Callable[[], Answer]) -> Answer:
@@ -173,7 +173,7 @@ class GmailEmulator:
             raise bad_request("Invalid query string") from None
         for key, value in pairs:
             query.setdefault(key, []).append(value)
-        call = Call(method, rest, query, headers, body, scopes, self)
+        call = Call(method, rest, query, headers, body, scopes, self.mailbox)
         match = chosen.pattern.match(rest)
         assert match is not None
         return chosen.handler(call, match)

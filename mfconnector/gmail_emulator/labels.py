@@ -42,19 +42,19 @@ HISTORY_TYPES = ("messageAdded", "messageDeleted", "labelAdded", "labelRemoved")
 
 
 def _label(call: Call, label_id: str) -> Label:
-    found = call.emulator.mailbox.labels.get(label_id)
+    found = call.mailbox.labels.get(label_id)
     if found is None:
         raise not_found()
     return found
 
 
 def _with_counts(call: Call, label: Label) -> dict[str, Any]:
-    return {**label.json(), **call.emulator.mailbox.counts(label.id)}
+    return {**label.json(), **call.mailbox.counts(label.id)}
 
 
 @route("GET", r"^/labels$", LABEL_READ)
 def list_labels(call: Call, _: re.Match[str]) -> Answer:
-    return Answer(200, {"labels": [lb.json() for lb in call.emulator.mailbox.labels.values()]})
+    return Answer(200, {"labels": [lb.json() for lb in call.mailbox.labels.values()]})
 
 
 @route("GET", r"^/labels/([^/]+)$", LABEL_READ)
@@ -68,7 +68,7 @@ def _checked_name(call: Call, given: Any, keep: Label | None = None) -> str:
     name = given.strip()
     if name.casefold() in _RESERVED or name.startswith("/") or name.endswith("/") or "//" in name:
         raise bad_request("Invalid label name")
-    clash = call.emulator.mailbox.label_by_name(name)
+    clash = call.mailbox.label_by_name(name)
     if clash is not None and clash is not keep:
         raise GmailError(409, "duplicate", "Label name exists or conflicts")
     return name
@@ -98,7 +98,7 @@ def _apply(label: Label, body: dict[str, Any]) -> None:
 def create_label(call: Call, _: re.Match[str]) -> Answer:
     body = call.json_body()
     name = _checked_name(call, body.get("name"))
-    label = call.emulator.mailbox.add_user_label(name)
+    label = call.mailbox.add_user_label(name)
     _apply(label, body)
     return Answer(200, label.json())
 
@@ -132,7 +132,7 @@ def update_label(call: Call, match: re.Match[str]) -> Answer:
 @route("DELETE", r"^/labels/([^/]+)$", LABEL_WRITE)
 def delete_label(call: Call, match: re.Match[str]) -> Answer:
     label = _user_label(call, match.group(1), "delete")
-    box = call.emulator.mailbox
+    box = call.mailbox
     box.remove_label_everywhere(label.id)
     del box.labels[label.id]
     return Answer(204)
@@ -143,7 +143,7 @@ def delete_label(call: Call, match: re.Match[str]) -> Answer:
 
 @route("GET", r"^/history$", (FULL, MODIFY, READONLY, METADATA))
 def list_history(call: Call, _: re.Match[str]) -> Answer:
-    box = call.emulator.mailbox
+    box = call.mailbox
     start = call.arg("startHistoryId")
     if start is None:
         raise bad_request("Required parameter: startHistoryId")
@@ -179,7 +179,7 @@ def list_history(call: Call, _: re.Match[str]) -> Answer:
 
 @route("GET", r"^/profile$", (FULL, MODIFY, COMPOSE, READONLY, METADATA))
 def profile(call: Call, _: re.Match[str]) -> Answer:
-    box = call.emulator.mailbox
+    box = call.mailbox
     return Answer(
         200,
         {

@@ -45,7 +45,7 @@ _ID = re.compile(r"^[0-9a-fA-F]{1,24}$")
 
 
 def mailbox(call: Call) -> Mailbox:
-    return call.emulator.mailbox
+    return call.mailbox
 
 
 def find(call: Call, message_id: str) -> Message:

@@ -40,7 +40,7 @@ _DRAFT_ID = re.compile(r"^r-?\d{1,30}$")
 def thread_messages(call: Call, thread_id: str) -> list[Message]:
     if not re.fullmatch(r"[0-9a-fA-F]{1,24}", thread_id):
         raise bad_request("Invalid id value")
-    found = call.emulator.mailbox.thread(thread_id)
+    found = call.mailbox.thread(thread_id)
     if not found:
         raise not_found()
     return found
@@ -57,7 +57,7 @@ def list_threads(call: Call, _: re.Match[str]) -> Answer:
     for message in matching:  # newest first, so the first seen is the thread's newest match
         newest.setdefault(message.thread_id, message)
     chunk, token = page(call, list(newest.values()))
-    box = call.emulator.mailbox
+    box = call.mailbox
     body: dict[str, Any] = {}
     if chunk:
         body["threads"] = [
@@ -108,7 +108,7 @@ def modify_thread(call: Call, match: re.Match[str]) -> Answer:
     found = thread_messages(call, match.group(1))
     add, remove = messages.label_changes(call, call.json_body())
     for message in found:
-        call.emulator.mailbox.change_labels(message, add, remove)
+        call.mailbox.change_labels(message, add, remove)
     return _thread_answer(match.group(1), found)
 
 
@@ -116,7 +116,7 @@ def modify_thread(call: Call, match: re.Match[str]) -> Answer:
 def trash_thread(call: Call, match: re.Match[str]) -> Answer:
     found = thread_messages(call, match.group(1))
     for message in found:
-        call.emulator.mailbox.change_labels(message, ("TRASH",), ())
+        call.mailbox.change_labels(message, ("TRASH",), ())
     return _thread_answer(match.group(1), found)
 
 
@@ -124,14 +124,14 @@ def trash_thread(call: Call, match: re.Match[str]) -> Answer:
 def untrash_thread(call: Call, match: re.Match[str]) -> Answer:
     found = thread_messages(call, match.group(1))
     for message in found:
-        call.emulator.mailbox.change_labels(message, (), ("TRASH",))
+        call.mailbox.change_labels(message, (), ("TRASH",))
     return _thread_answer(match.group(1), found)
 
 
 @route("DELETE", r"^/threads/([^/]+)$", (FULL,))
 def delete_thread(call: Call, match: re.Match[str]) -> Answer:
     for message in thread_messages(call, match.group(1)):
-        call.emulator.mailbox.delete_message(message)
+        call.mailbox.delete_message(message)
     return Answer(204)
 
 
@@ -141,7 +141,7 @@ def delete_thread(call: Call, match: re.Match[str]) -> Answer:
 def find_draft(call: Call, draft_id: str) -> tuple[Draft, Message]:
     if not _DRAFT_ID.match(draft_id):
         raise bad_request("Invalid draft id value")
-    box = call.emulator.mailbox
+    box = call.mailbox
     draft = box.drafts.get(draft_id)
     if draft is None or draft.message_id not in box.messages:
         raise not_found()
@@ -153,10 +153,10 @@ def _draft_message(call: Call, body: dict[str, Any]) -> Message:
     inner = body.get("message")
     if not isinstance(inner, dict):
         raise bad_request("Missing draft message")
-    raw = messages.outgoing_raw(call.emulator.mailbox, messages.raw_of(inner))
+    raw = messages.outgoing_raw(call.mailbox, messages.raw_of(inner))
     requested = messages.requested_thread(call, inner)
     thread_id = messages.joined_thread(call, raw, requested)
-    return call.emulator.mailbox.add_message(raw, ["DRAFT"], thread_id=thread_id, auto_thread=False)
+    return call.mailbox.add_message(raw, ["DRAFT"], thread_id=thread_id, auto_thread=False)
 
 
 def _draft_json(draft: Draft, message: Message) -> dict[str, Any]:
@@ -166,7 +166,7 @@ def _draft_json(draft: Draft, message: Message) -> dict[str, Any]:
 @route("POST", r"^/drafts$", DRAFT_WRITE)
 def create_draft(call: Call, _: re.Match[str]) -> Answer:
     message = _draft_message(call, call.json_body())
-    box = call.emulator.mailbox
+    box = call.mailbox
     draft = Draft(box.new_draft_id(), message.id)
     box.drafts[draft.id] = draft
     return Answer(200, _draft_json(draft, message))
@@ -174,7 +174,7 @@ def create_draft(call: Call, _: re.Match[str]) -> Answer:
 
 @route("GET", r"^/drafts$", DRAFT_READ)
 def list_drafts(call: Call, _: re.Match[str]) -> Answer:
-    box = call.emulator.mailbox
+    box = call.mailbox
     matching = messages.visible(call, messages.query_of(call), call.flag("includeSpamTrash"))
     found = [(box.draft_of(m.id), m) for m in matching]
     pairs = [(d, m) for d, m in found if d is not None]
@@ -197,9 +197,9 @@ def get_draft(call: Call, match: re.Match[str]) -> Answer:
 
 def _replace(call: Call, draft: Draft, old: Message, body: dict[str, Any]) -> Message:
     message = _draft_message(call, body)
-    call.emulator.mailbox.delete_message(old)
+    call.mailbox.delete_message(old)
     draft.message_id = message.id
-    call.emulator.mailbox.drafts[draft.id] = draft
+    call.mailbox.drafts[draft.id] = draft
     return message
 
 
@@ -220,14 +220,14 @@ def send_draft(call: Call, _: re.Match[str]) -> Answer:
     if isinstance(body.get("message"), dict):
         message = _replace(call, draft, message, body)
     sent = messages.send_raw(call, message.raw, message.thread_id)  # the draft's thread
-    call.emulator.mailbox.delete_message(message)
+    call.mailbox.delete_message(message)
     return Answer(200, sent.ref_with_labels())
 
 
 @route("DELETE", r"^/drafts/([^/]+)$", DRAFT_WRITE)
 def delete_draft(call: Call, match: re.Match[str]) -> Answer:
     _, message = find_draft(call, match.group(1))
-    call.emulator.mailbox.delete_message(message)
+    call.mailbox.delete_message(message)
     return Answer(204)
 
 

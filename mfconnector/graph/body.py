@@ -14,8 +14,6 @@ Two readers share that machinery:
 
 from __future__ import annotations
 
-import json
-import math
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -27,6 +25,7 @@ import trio
 from mfconnector.errors import GraphError, ResponseTooLargeError
 from mfconnector.jsoncost import values_over_limit
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.strictjson import StrictJsonError, parse_strict
 
 __all__ = [
     "checked_cost",
@@ -269,10 +268,6 @@ async def read_prefix(response: httpx.Response, limit: int, skip: int = 0) -> tu
     return b"".join(chunks), not overflowed
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
 def _invalid_json(reason: str) -> GraphError:
     return GraphError(
         f"invalid JSON from Graph: the answer is {reason}",
@@ -307,23 +302,14 @@ def decode_utf8_strict(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def finite_float(text: str) -> float:
-    """A JSON number as a float, refusing one that overflows to infinity."""
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError("number out of range")
-    return value
-
-
 def parse_json_text(text: str) -> Any:
     """Standard JSON only: NaN, Infinity and overflowing numbers (``1e999``) are refused,
     and so is absurd nesting: none of them could be sent on to the client."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
-    except RecursionError:
-        raise _invalid_json("nested too deeply") from None
-    except ValueError:  # JSONDecodeError, NaN/Infinity, integers past Python's digit limit
-        raise _invalid_json("not valid JSON") from None
+        return parse_strict(text).value  # refused at the first problem; last key wins
+    except StrictJsonError as exc:
+        reason = "nested too deeply" if exc.kind == "too_deep" else "not valid JSON"
+        raise _invalid_json(reason) from None
 
 
 def parse_json_strict(data: bytes) -> Any:

@@ -46,7 +46,7 @@ __all__ = [
 class AmbiguousWriteError(GraphError):
     """A write left the process and no answer came back: it may or may not have happened."""
 
-    kind = "outcome_unknown"
+    error_code = "outcome_unknown"
 
 
 RETRY_SAFE_STATUSES = frozenset({429, 502, 503, 504})
@@ -284,7 +284,7 @@ def graph_error_from_response(
     else:
         detail = f": {parsed.message}" if parsed.message else ""
         message = f"Microsoft Graph answered {what}{detail}{suffix}"
-    extra = {"innerCode": parsed.inner_code} if parsed.inner_code else {}
+    extra = {"inner_code": parsed.inner_code} if parsed.inner_code else {}
     cls = GraphThrottledError if throttled else GraphError
     return cls(
         message,

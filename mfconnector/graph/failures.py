@@ -52,7 +52,7 @@ def as_failure(error: ToolError, *, writing: bool) -> ToolError:
     if isinstance(error, AuthError | ActionFailure) or not isinstance(error, GraphError):
         return error
     details = graph_details(error)
-    codes = {(error.code or "").lower(), str(error.extra.get("innerCode", "")).lower()}
+    codes = {(error.code or "").lower(), str(error.extra.get("inner_code", "")).lower()}
     unanswered = isinstance(error, GraphTimeoutError) or (error.status or 0) >= 500
     if isinstance(error, AmbiguousWriteError) or (writing and unanswered and error.status != 429):
         return Ambiguous(

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from mfconnector.graph.fixture_words import show_value, type_name
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.strict_schema import strict_validator
 
 __all__ = [
     "FIXTURE_SCHEMA",
@@ -168,40 +170,22 @@ class Problem:
             if isinstance(part, int):
                 out += f"[{part}]"
             elif parent in _MAP_KEYS:
-                out += f"[{_show(part)}]"
+                out += f"[{show_value(part)}]"
             else:
                 out += f".{part}" if out else part
             parent = part
         return out
 
 
-def _show(value: object) -> str:
-    from mfconnector.graph.fixtures import show_value
-
-    return show_value(value)
-
-
-def _type_name(value: object) -> str:
-    from mfconnector.graph.fixtures import type_name
-
-    return type_name(value)
-
-
 @cache
 def _validator(part: str) -> Any:
-    from jsonschema import Draft202012Validator, validators
-
-    # JSON Schema counts 200.0 as an integer; a status or a byte count must be a whole number.
-    whole_numbers = Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
-    )
-    strict = validators.extend(Draft202012Validator, type_checker=whole_numbers)
+    # A status or a byte count must be a whole number: the strict validator says 200.0 is not.
     schema = copy.deepcopy(FIXTURE_SCHEMA)
     if part == "top":
         del schema["properties"]["responses"]["items"]  # entries are checked one by one
-        return strict(schema)
+        return strict_validator(schema)
     # References resolved up front: resolving them per entry doubles the cost of a check.
-    return strict(_inline(schema["$defs"][part], schema["$defs"]))
+    return strict_validator(_inline(schema["$defs"][part], schema["$defs"]))
 
 
 def _inline(node: Any, definitions: dict[str, Any]) -> Any:
@@ -223,23 +207,23 @@ def _problem(error: Any) -> Problem:
     value = error.instance
     if "propertyNames" in error.relative_schema_path:
         problem = str(node.get("x-problem", "has an invalid key"))
-        return Problem(path, f"{problem} {_show(value)}" if value else problem, False)
+        return Problem(path, f"{problem} {show_value(value)}" if value else problem, False)
     if kind == "required":
         missing = next(key for key in error.validator_value if key not in value)
-        return Problem(path, f"missing required key {_show(missing)}", True)
+        return Problem(path, f"missing required key {show_value(missing)}", True)
     if kind == "additionalProperties":
         allowed = sorted(node.get("properties", {}))
         unknown = sorted(set(value) - set(allowed))
-        names = ", ".join(_show(key) for key in unknown[:5])
+        names = ", ".join(show_value(key) for key in unknown[:5])
         return Problem(path, f"unknown key {names} (allowed: {', '.join(allowed)})", True)
     if kind == "oneOf":
         return Problem((), str(node.get("x-oneOf", "must match exactly one form")), True)
     if "x-problem" in node and kind == "pattern":
-        shown = f"{_show(value)} " if node.get("x-show-value", True) else ""
+        shown = f"{show_value(value)} " if node.get("x-show-value", True) else ""
         return Problem(path, f"{shown}{node['x-problem']}", False)
     must = node.get("x-must", "valid")
     ranged = "minimum" in node or "maximum" in node or kind == "const"
-    shown = _show(value) if ranged else _type_name(value)
+    shown = show_value(value) if ranged else type_name(value)
     return Problem(path, f"must be {must}, not {shown}", False)
 
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import trio
 
+from mfconnector.graph.fixture_words import escape_controls, show_value
 from mfconnector.graph.fixtures import (
     DRIVE_PREFIXES,
     MAIL_PREFIXES,
@@ -22,8 +23,6 @@ from mfconnector.graph.fixtures import (
     FixtureSet,
     RepeatBody,
     decode_query,
-    escape_controls,
-    show_value,
 )
 from mfconnector.graph.urls import is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS

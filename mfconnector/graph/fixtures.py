@@ -5,8 +5,9 @@ The fixture file (format in ``docs/FIXTURES.md``) is read once, at start-up, und
 cannot be served is refused with one :class:`~mfconnector.errors.FixtureError` line that
 names the file, the entry and the problem, never with a traceback.
 
-:class:`FixtureTransport` plugs into ``httpx.AsyncClient(transport=...)``, so the real
-client code (byte caps, redirects, retries, paging markers) runs unchanged: bodies are
+:class:`~mfconnector.graph.fixture_transport.FixtureTransport` (its own module: it needs
+httpx and trio, this loader neither) plugs into ``httpx.AsyncClient(transport=...)``, so the
+real client code (byte caps, redirects, retries, paging markers) runs unchanged: bodies are
 streamed in chunks of at most 64 KiB, ``repeat`` bodies are generated lazily, a request
 with no canned answer gets a Graph-shaped 404, and a bearer token sent anywhere but the
 Graph root is answered with a 400 instead of being "delivered".
@@ -18,7 +19,6 @@ import base64
 import binascii
 import dataclasses
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,18 +33,10 @@ from mfconnector.graph.fixture_schema import (
     entry_problems,
     top_problems,
 )
+from mfconnector.graph.fixture_words import escape_controls, show_value, type_name
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
-
-
-def __getattr__(name: str) -> object:
-    """``FixtureTransport`` moved to ``fixture_transport`` (it needs httpx); still reachable."""
-    if name == "FixtureTransport":
-        from mfconnector.graph.fixture_transport import FixtureTransport
-
-        return FixtureTransport
-    raise AttributeError(name)
-
+from mfconnector.strictjson import RepeatedKeys, StrictJsonError, Strictness, parse_strict
 
 __all__ = [
     "FIXTURE_SCHEMA",
@@ -68,7 +60,6 @@ value, so an unfiltered page can never pass for a filtered one."""
 
 _BODY_KEYS = ("json", "text", "base64", "repeat")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAIL_PREFIXES = ("/me/messages", "/me/mailfolders")
 DRIVE_PREFIXES = ("/me/drive", "/drives/", "/sites/")
 USER_SCOPED = re.compile(r"^/users/[^/]+(/.*)$", re.IGNORECASE)
@@ -247,83 +238,11 @@ def parse_fixtures(data: bytes, *, source: str = "<fixtures>") -> FixtureSet:
     return _Loader(source).load(data)
 
 
-class _DuplicateKeys(dict[str, Any]):
-    """A JSON object that repeated a key; remembered so the checker can say where."""
-
-    duplicate: str = ""
-
-
-class _BadNumber(Exception):
-    pass
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    flagged = _DuplicateKeys(obj)
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            flagged.duplicate = key
-            break
-        seen.add(key)
-    return flagged
-
-
-def _parse_constant(name: str) -> NoReturn:
-    raise _BadNumber(f"{name} is not JSON (NaN and Infinity are not allowed)")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _BadNumber(f"the number {text[:40]} overflows to infinity")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    if len(text) > 4000:
-        raise _BadNumber(f"an integer has {len(text):,} digits")
-    return int(text)
-
-
-def escape_controls(text: str) -> str:
-    """One printable line: control characters and lone surrogates escaped."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def show_value(value: object, limit: int = 80) -> str:
-    """A JSON value quoted for an error message, shortened and made printable."""
-    if isinstance(value, str):
-        shown = json.dumps(
-            value[:limit] + ("..." if len(value) > limit else ""), ensure_ascii=False
-        )
-    elif isinstance(value, bool) or value is None:
-        shown = json.dumps(value)
-    elif isinstance(value, int | float):
-        shown = str(value)[:limit]
-    elif isinstance(value, list):
-        shown = "an array"
-    else:
-        shown = "an object"
-    return escape_controls(shown)
-
-
-def type_name(value: object) -> str:
-    """What kind of JSON value ``value`` is, for "must be X, not Y" messages."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+FIXTURE_JSON = Strictness(
+    integer_digits=DEFAULT_LIMITS.fixture_integer_digits, repeated_keys="flag"
+)
+"""A number nothing could carry is refused at once; an object that repeats a key is
+flagged, so the checks below can say where it is."""
 
 
 class _Loader:
@@ -344,21 +263,11 @@ class _Loader:
             self.fail("", f"fixture file is not UTF-8 (invalid byte at offset {err.start:,})")
         text = text.removeprefix("\ufeff")
         try:
-            doc = json.loads(
-                text,
-                object_pairs_hook=_object_pairs,
-                parse_constant=_parse_constant,
-                parse_float=_parse_float,
-                parse_int=_parse_int,
-            )
-        except json.JSONDecodeError as err:
-            self.fail("", f"malformed JSON at line {err.lineno} column {err.colno}: {err.msg}")
-        except _BadNumber as err:
+            doc = parse_strict(text, FIXTURE_JSON).value
+        except StrictJsonError as err:
+            if err.kind == "syntax":
+                self.fail("", f"malformed JSON at line {err.line} column {err.column}: {err}")
             self.fail("", f"malformed JSON: {err}")
-        except RecursionError:
-            self.fail("", "malformed JSON: nested too deeply")
-        except ValueError as err:  # int() limits and other number conversions
-            self.fail("", f"malformed JSON: {escape_controls(str(err))[:200]}")
         self.check_duplicate_keys("", doc, ())
         problem = top_problems(doc)
         if problem is not None:
@@ -397,12 +306,12 @@ class _Loader:
         """A repeated key is lost by any JSON parser; say where, for the structural objects."""
         if not isinstance(obj, dict):
             return
-        if isinstance(obj, _DuplicateKeys):
-            self.fail(where, f"key {show_value(obj.duplicate)} appears twice")
+        if isinstance(obj, RepeatedKeys):
+            self.fail(where, f"key {show_value(obj.repeated)} appears twice")
         for member in members:
             inner = obj.get(member)
-            if isinstance(inner, _DuplicateKeys):
-                self.fail(where, f"{member} has the key {show_value(inner.duplicate)} twice")
+            if isinstance(inner, RepeatedKeys):
+                self.fail(where, f"{member} has the key {show_value(inner.repeated)} twice")
 
     def check_root(self, root: object) -> str:
         if not isinstance(root, str):
@@ -578,8 +487,8 @@ class _Loader:
             elif isinstance(node, list):
                 stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node))
             elif isinstance(node, dict):
-                if isinstance(node, _DuplicateKeys):
-                    self.fail(label, f"{where}: key {show_value(node.duplicate)} appears twice")
+                if isinstance(node, RepeatedKeys):
+                    self.fail(label, f"{where}: key {show_value(node.repeated)} appears twice")
                 self.check_message_body(label, where, node, in_messages)
                 for key, value in node.items():
                     if _SURROGATE.search(key):

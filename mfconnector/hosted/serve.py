@@ -152,16 +152,14 @@ def _setup(args: argparse.Namespace, limits: Limits, gates: Any) -> HostedSetup:
 
 def _demo_tenant(args: argparse.Namespace, limits: Limits, gates: Any) -> Tenant:
     """A fresh in-memory mailbox and send store: one user never sees another's."""
-    from mfconnector.cli import _context
+    from mfconnector.entry.wiring import build_context, build_server
     from mfconnector.hosted.tenants import Tenant
     from mfconnector.server import McpServer
-    from mfconnector.tools.gated import hidden_tools, instructions, listed_tools
 
-    context, graph = _context(args, limits, gates)
-    tools, hidden, text = listed_tools(gates), hidden_tools(gates), instructions(gates)
+    context, graph = build_context(args, limits, gates)
 
     def new_server() -> McpServer:
-        return McpServer(tools, context, hidden, text)
+        return build_server(context, gates)
 
     return Tenant(new_server(), new_server, graph.aclose)
 

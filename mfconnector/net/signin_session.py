@@ -6,6 +6,11 @@ environment (``trust_env=False``), verifies with the OS trust store (``tls``), r
 the configured proxy except for ``NO_PROXY`` hosts, retries a failed connection once and puts
 msal's timeout on every request (msal applies its ``timeout`` only to a session it built).
 msal is given this as ``http_client``; requests is imported only when one is built.
+
+Why requests: msal's ``http_client`` is "your implementation of msal.oauth2cli.http's
+HttpClient; defaults to a requests session", and msal itself depends on requests, so
+subclassing ``requests.Session`` adds no package and keeps msal on the client it is built
+and tested against. Because we import it ourselves, pyproject.toml declares it.
 """
 
 from __future__ import annotations

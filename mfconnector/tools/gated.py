@@ -23,7 +23,7 @@ from mfconnector.writes.audit import audited, hinted
 from mfconnector.writes.gates import Gates
 from mfconnector.writes.setup import gate_error
 
-__all__ = ["GATED_TOOLS", "hidden_tools", "instructions", "listed_tools"]
+__all__ = ["GATED_TOOLS", "hidden_tools", "listed_tools"]
 
 
 def _audited(tool: Tool) -> Tool:
@@ -83,26 +83,3 @@ def hidden_tools(
                 hint="use mail_modify trash (to Deleted Items) instead",
             )
     return hidden
-
-
-def instructions(gates: Gates) -> str:
-    """The server's instructions: read-only by default, and how to act when a gate is on."""
-    from mfconnector.server import INSTRUCTIONS
-
-    if not gates.any:
-        return INSTRUCTIONS
-    text = INSTRUCTIONS.replace("Read-only access", "Access", 1)
-    text += (
-        " The operator turned on tools that change the mailbox: use them only for what the "
-        "user asked."
-    )
-    if gates.send:
-        text += (
-            " Before mail_send_confirmed, show the user the complete mail_prepare preview "
-            "(recipients including Bcc, subject, text, attachments) and send only after they "
-            "approve that exact message; never call it again after an unclear outcome. "
-            "Where the client can ask, the server also asks the user itself before sending, "
-            "and acts only on their own answer; show them the preview's "
-            "warnings (look-alike addresses, hidden characters)."
-        )
-    return text

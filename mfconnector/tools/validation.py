@@ -1,33 +1,24 @@
 """Arguments are checked against the tool's own published schema, by a real validator.
 
-One schema serves as documentation and as enforcement, so they cannot drift. jsonschema
-is imported on first use, keeping it off the start-up path.
+One schema serves as documentation and as enforcement, so they cannot drift. The
+validator is the strict one (``strict_schema``), built on first use.
 """
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import Any
 
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.strict_schema import strict_validator
 
 __all__ = ["argument_errors"]
 
 
 @cache
 def _validator(schema_json: str) -> Any:
-    import json
-
-    from jsonschema import Draft202012Validator, validators
-
-    # JSON Schema counts 5.0 as an integer; Python cannot slice with it or send it as $top.
-    whole_numbers_only = Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)
-    )
-    strict = validators.extend(Draft202012Validator, type_checker=whole_numbers_only)
-    schema = json.loads(schema_json)
-    Draft202012Validator.check_schema(schema)
-    return strict(schema)
+    return strict_validator(json.loads(schema_json))
 
 
 def _describe(error: Any) -> str:

@@ -117,7 +117,7 @@ def audited(tool: str, handler: Handler[C]) -> Handler[C]:
             result = await handler(ctx, arguments)
         except ToolError as error:
             login_hint(error, ctx)
-            entry["outcome"] = str(getattr(error, "error_code", None) or error.kind)
+            entry["outcome"] = str(error.error_code)
             outcome = getattr(error, "outcome", None)
             if isinstance(outcome, dict):
                 entry.update(_made(outcome))

@@ -40,8 +40,6 @@ __all__ = ["WriteError", "as_write_error"]
 class WriteError(ToolError):
     """A failed acting call: code, whether repeating is safe, and any partial outcome."""
 
-    kind = "write"
-
     def __init__(
         self,
         error_code: str,
@@ -59,13 +57,7 @@ class WriteError(ToolError):
         self.details = details or {}
 
     def to_payload(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "error_code": self.error_code,
-            "message": self.message,
-            "retry_safe": self.retry_safe,
-        }
-        if self.hint:
-            payload["hint"] = self.hint
+        payload = super().to_payload()
         payload.update(self.details)
         if self.outcome is not None:
             payload["outcome"] = self.outcome

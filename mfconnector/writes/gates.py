@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mfconnector.envflags import EnvFlagError, env_flag
 from mfconnector.errors import AuthError
 
 __all__ = [
@@ -22,9 +23,6 @@ __all__ = [
     "add_gate_arguments",
     "gates_from_args",
 ]
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +66,14 @@ class Gates:
         """The open gates, in a fixed order."""
         return tuple(gate.name for gate in GATES.values() if self.on(gate.name))
 
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The switches of the open gates (``--enable-send``), in a fixed order."""
+        return tuple(gate.flag for gate in GATES.values() if self.on(gate.name))
+
     def login_command(self) -> str:
         """The command that consents to exactly what these gates need."""
-        flags = [gate.flag for gate in GATES.values() if self.on(gate.name)]
-        return " ".join(["mfconnector login", *flags])
+        return " ".join(["mfconnector login", *self.flags])
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,15 +97,10 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _env_switch(env: Mapping[str, str], name: str) -> bool:
-    raw = env.get(name)
-    if raw is None:
-        return False
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise GateConfigError(f"{name} must be 1 or 0, not {raw[:20]!r}")
+    try:
+        return bool(env_flag(env, name))
+    except EnvFlagError as exc:
+        raise GateConfigError(str(exc)) from None
 
 
 def gates_from_args(args: argparse.Namespace, env: Mapping[str, str] = os.environ) -> Gates:

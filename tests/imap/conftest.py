@@ -8,9 +8,16 @@ from collections.abc import Callable, Iterator
 from typing import Literal
 
 import pytest
-from mailservers import DOVECOT, REDUCED_CAPABILITIES, Dovecot, Fault, SmtpRelay
 
-from mfconnector.imap.settings import Security, ServerSettings
+from mfconnector.imap.settings import ServerSettings
+from tests.support.mailservers import (
+    DOVECOT,
+    REDUCED_CAPABILITIES,
+    Dovecot,
+    Fault,
+    SmtpRelay,
+    settings_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,15 +35,6 @@ def reduced_dovecot() -> Iterator[Dovecot]:
         pytest.skip("dovecot is not installed (apt-get install dovecot-imapd dovecot-lmtpd)")
     with Dovecot(capabilities=REDUCED_CAPABILITIES) as server:
         yield server
-
-
-def settings_for(
-    server: Dovecot, security: Security = "tls", user: str = "alice"
-) -> ServerSettings:
-    port = server.imaps_port if security == "tls" else server.imap_port
-    return ServerSettings(
-        "127.0.0.1", port, security, user, server.password, ssl_context=server.client_context()
-    )
 
 
 @pytest.fixture

@@ -9,8 +9,6 @@ import itertools
 
 import pytest
 import trio
-from conftest import settings_for
-from mailservers import Dovecot
 
 from mfconnector.imap import commands
 from mfconnector.imap.connection import ImapConnection
@@ -22,6 +20,7 @@ from mfconnector.imap.errors import (
 )
 from mfconnector.imap.settings import ServerSettings
 from mfconnector.limits import DEFAULT_LIMITS
+from tests.support.mailservers import Dovecot, settings_for
 
 pytestmark = pytest.mark.slow
 

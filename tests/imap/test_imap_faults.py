@@ -11,9 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 import trio
-from conftest import settings_for
-from imap_fakes import CuttingProxy, ScriptedServer
-from mailservers import Dovecot
 
 from mfconnector.imap import commands
 from mfconnector.imap.connection import ImapConnection
@@ -28,6 +25,8 @@ from mfconnector.imap.errors import (
 from mfconnector.imap.pool import ImapPool
 from mfconnector.imap.settings import ServerSettings
 from mfconnector.limits import DEFAULT_LIMITS
+from tests.support.imap_fakes import CuttingProxy, ScriptedServer
+from tests.support.mailservers import Dovecot, settings_for
 
 BIG = 20 * 1024 * 1024
 

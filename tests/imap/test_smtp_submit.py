@@ -9,12 +9,12 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
-from mailservers import Dovecot, SmtpRelay, free_port
 
 from mfconnector.imap.errors import MailSettingsError
 from mfconnector.imap.settings import Security, ServerSettings
 from mfconnector.imap.smtp import submit
 from mfconnector.limits import DEFAULT_LIMITS
+from tests.support.mailservers import Dovecot, SmtpRelay, free_port
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,83 @@
+"""``mfconnector serve-http`` as an operator starts it: bad settings exit 2 with one line
+that names the setting, warnings go to stderr, and the stdio server never pays for it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.hosted_process import hosted_server
+
+pytestmark = pytest.mark.slow
+
+BASE = [
+    "--public-url",
+    "https://mail.example.test/mcp",
+    "--oauth-issuer",
+    "https://login.example.test/t/v2.0",
+    "--oauth-jwks-url",
+    "https://login.example.test/keys",
+    "--oauth-scope",
+    "Mail.Connector",
+]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mfconnector", "serve-http", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_without_demo_it_refuses_and_says_why() -> None:
+    result = run(*BASE)
+    assert result.returncode == 2
+    assert "--demo only" in result.stderr
+    assert "on-behalf-of" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--listen", "localhost"], "--listen must be HOST:PORT"),
+        (["--listen", "127.0.0.1:99999"], "--listen must be HOST:PORT"),
+        (["--public-url", "ftp://mail.example.test/mcp"], "--public-url must be an https URL"),
+        (["--oauth-scope", "two scopes"], "--oauth-scope must be one scope"),
+        (["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together"),
+        (["--allowed-origins", "not an origin"], "--allowed-origins"),
+    ],
+)
+def test_bad_settings_exit_2_naming_the_setting(args: list[str], named: str) -> None:
+    result = run("--demo", *BASE, *args)
+    assert result.returncode == 2, result.stderr
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_non_loopback_listen_without_tls_warns(tmp_path: Path) -> None:
+    with hosted_server(tmp_path, listen="0.0.0.0:0") as server:
+        assert "warning: listening on 0.0.0.0 without TLS" in server.stderr()
+
+
+def test_loopback_listen_does_not_warn_and_env_sets_the_address(tmp_path: Path) -> None:
+    with hosted_server(tmp_path, listen=None, env_listen="127.0.0.1:0") as server:
+        assert "warning" not in server.stderr()
+        assert server.url.startswith("http://127.0.0.1:")
+
+
+def test_stdio_start_up_does_not_import_the_http_stack() -> None:
+    code = (
+        "import sys; from mfconnector.cli import build_parser; build_parser(); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'hypercorn', 'h11', 'h2', 'jwt'}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == "[]", result.stderr
