@@ -48,6 +48,8 @@ class ActionFailure(ToolError):
 
     def to_payload(self) -> dict[str, Any]:
         payload = super().to_payload()
+        payload["error_code"] = self.error_code
+        payload["retry_safe"] = self.retry_safe
         payload.update(self.details)
         if self.outcome is not None:
             payload["outcome"] = self.outcome
