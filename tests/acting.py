@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
-from harness import MODERN, open_session, request
+from harness import MODERN, graph_accounts, open_session, request
 from loopback import LoopbackServer, RecordedRequest, Reply
 from mcp_schemas import assert_valid
 
@@ -395,6 +395,7 @@ async def acting_session(
         token_provider=tokens,
         graph_factory=graph,
         writes=setup if gates.any else None,
+        accounts=graph_accounts(graph, limits),
     )
     with trio.fail_after(TEST_SECONDS * 2):
         async with (
