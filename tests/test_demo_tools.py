@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from harness import MODERN, graph_accounts, open_session, request, ref
+from harness import MODERN, graph_accounts, open_session, ref, request
 from test_tools_canned import DemoClient, RecordingTransport, Tap, assert_no_secrets
 
 from mfconnector.auth import StaticTokenProvider

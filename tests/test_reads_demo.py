@@ -10,9 +10,9 @@ and every full page and batch within its limit, stopping early with a cursor or
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest

@@ -17,6 +17,13 @@ from harness import rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loopback import LoopbackServer, Reply
+from mfconnector.tools.messages import (
+    COMPACT_LIST_FIELDS,
+    FULL_LIST_FIELDS,
+    compact_message,
+    omitted_record,
+    table,
+)
 from test_reads_loopback import (
     assert_compact_loses_nothing,
     bodied,
@@ -29,13 +36,6 @@ from test_tools_loopback import graph_collection, tools_on
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, shape_item
 from mfconnector.timezones import UTC_ZONE
-from mfconnector.tools.messages import (
-    COMPACT_LIST_FIELDS,
-    FULL_LIST_FIELDS,
-    compact_message,
-    omitted_record,
-    table,
-)
 
 LIMITS = DEFAULT_LIMITS
 SETTINGS = settings(
