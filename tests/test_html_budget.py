@@ -27,9 +27,9 @@ from mfconnector.emulator.seed import HOSTILE_HTML
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import parse_fixtures
+from mfconnector.graph.mail_reads import body_text
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.textconv import convert_html
-from mfconnector.graph.mail_reads import body_text
 
 PEAK_RSS_BYTES = 256 * 1024 * 1024
 REPLY_SECONDS = 10.0
