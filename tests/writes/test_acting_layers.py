@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_layering import PACKAGE, imported_modules
+from tests.test_layering import PACKAGE, imported_modules
 
 WRITES = sorted((PACKAGE / "writes").glob("*.py"))
 GRAPH = sorted((PACKAGE / "graph").glob("*.py"))
