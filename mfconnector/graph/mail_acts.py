@@ -24,8 +24,6 @@ from mfconnector.graph.drafts import (
     message_fields,
     message_path,
 )
-from mfconnector.graph.errors import AmbiguousWriteError
-from mfconnector.graph.failures import as_failure, graph_details
 from mfconnector.graph.folder_roles import ROLE_NAMES, drafts_id, folder_role
 from mfconnector.graph.scopes import missing_scopes
 from mfconnector.graph.urls import quote_segment
@@ -88,6 +86,8 @@ class Steps:
 @contextlib.asynccontextmanager
 async def _classified(steps: Steps) -> AsyncIterator[None]:
     """Failures inside leave as ``mail.failures`` with the partial outcome attached."""
+    from mfconnector.graph.failures import as_failure  # httpx stays off the start-up path
+
     try:
         yield
     except ToolError as error:
@@ -439,6 +439,9 @@ class GraphMailActs:
 
 def _send_failure(error: ToolError) -> SendResult:
     """What a send request that did not answer 2xx did."""
+    from mfconnector.graph.errors import AmbiguousWriteError
+    from mfconnector.graph.failures import as_failure, graph_details
+
     if isinstance(error, AuthError):
         # The token never came (or was refused before any request): nothing left.
         return SendResult("not_sent", detail=error.message, error_code="auth_required")
