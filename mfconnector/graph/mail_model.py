@@ -152,7 +152,7 @@ def _flag(value: Any) -> tuple[FlagState, Mapping[str, Any]]:
     """The flag's state and, for ``native``, its dates (start, due, completed)."""
     if type(value) is not dict:
         return "none", _NO_NATIVE
-    state = _FLAGS.get(value.get("flagStatus"), "none")  # type: ignore[arg-type]
+    state: FlagState = _FLAGS.get(value.get("flagStatus"), "none")  # type: ignore[arg-type]
     if len(value) == 1:
         return state, _NO_NATIVE
     dates: dict[str, Any] = {}
