@@ -417,7 +417,7 @@ class GraphMailActs:
             answer = await graph.write_json("POST", path, headers=PREFER_IDS)
         except ToolError as error:
             return _send_failure(error)
-        return SendResult("sent", details={"status": answer.status})
+        return SendResult("sent", details={"provider_status": answer.status})
 
     async def verify_sent(self, frozen: FrozenOutgoing) -> bool | None:
         """With immutable ids the sent copy keeps the draft's id; None when unknowable now."""
@@ -454,10 +454,12 @@ def _send_failure(error: ToolError) -> SendResult:
             # A refused connection: the request never left.
             return SendResult("not_sent", detail=error.message, error_code="provider_error")
         if error.status is None or error.status >= 500:
-            return SendResult("unknown", detail=error.message, details={"status": error.status})
+            return SendResult(
+                "unknown", detail=error.message, details={"provider_status": error.status}
+            )
         failure = as_failure(error, writing=False)
         code = failure.error_code if isinstance(failure, ActionFailure) else "provider_error"
-        return SendResult(
-            "rejected", detail=error.message, error_code=code, details=graph_details(error)
-        )
+        details = graph_details(error)
+        details["provider_status"] = details.pop("status", None)
+        return SendResult("rejected", detail=error.message, error_code=code, details=details)
     return SendResult("rejected", detail=error.message, error_code="provider_error")
