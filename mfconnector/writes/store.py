@@ -8,6 +8,8 @@ reads ``unknown`` afterwards and is never sent again.
 
 States: ``prepared`` -> ``sending`` -> ``sent`` | ``verified`` | ``rejected`` | ``unknown``;
 a preparation nobody sent ends ``cancelled`` or ``replaced`` (by a newer one of its draft).
+A claim whose send never left this process (the sign-in stalled, the connection was
+refused) is given back by its claimer (``release``: ``sending`` -> ``prepared``).
 
 One draft has at most one live preparation: ``save`` runs in the same kind of transaction
 and answers with the preparation already live for the draft (same content), replaces a

@@ -27,7 +27,6 @@ from mfconnector.tools.mail_view import (
     full_summary,
     message_row,
     omitted_record,
-    row_values,
     table_columns,
 )
 from tests.support.harness import ref, rows
@@ -91,21 +90,20 @@ def test_every_full_field_is_in_compact_or_named_as_left_out(
     summaries = [summary_of(m, account_tag("graph", "default")) for m in messages]
     bounds = Bounds(LIMITS, Skipped())
     full = {"messages": [full_summary(s, UTC_ZONE, bounds, "m") for s in summaries]}
-    shown = [
-        message_row(
-            s,
-            UTC_ZONE,
-            bounds,
-            "m",
-            subject_chars=LIMITS.compact_subject_chars,
-            spans_folders=False,
-        )
-        for s in summaries
-    ]
-    columns = table_columns(shown)
+    columns = table_columns(summaries, spans_folders=False)
     compact: dict[str, Any] = {
         "columns": columns,
-        "messages": [row_values(row, columns) for row in shown],
+        "messages": [
+            message_row(
+                s,
+                UTC_ZONE,
+                bounds,
+                "m",
+                subject_chars=LIMITS.compact_subject_chars,
+                columns=columns,
+            )
+            for s in summaries
+        ],
     }
     omitted = omitted_record(COMPACT_LIST_OMITS, summaries)
     if omitted:
