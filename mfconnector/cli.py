@@ -27,11 +27,14 @@ if TYPE_CHECKING:
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioKind
     from mfconnector.tools.base import ToolContext
+    from mfconnector.writes.redis_store import RedisState
     from mfconnector.writes.setup import WriteSetup
 
 __all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
+EXIT_STATE = 1
+"""The state store named by --state-url cannot be reached at start-up."""
 EXIT_USAGE = 2
 FIXTURE_TOKEN = "fixture-token-not-a-secret"
 """Demo and fixture modes still send a bearer token, so the same header code path runs."""
@@ -88,6 +91,13 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the send state file lives [MFC_STATE_DIR; the platform state directory]; "
         "--demo and --fixtures keep it in memory",
+    )
+    parser.add_argument(
+        "--state-url",
+        metavar="redis://HOST:PORT/DB",
+        help="keep preparations, claims, outcomes, the audit trail and the cursor key in "
+        "Redis, shared by every process or replica given the same URL [MFC_STATE_URL; "
+        "default: the state file of --state-dir]",
     )
     parser.add_argument(
         "--confirm",
@@ -200,9 +210,17 @@ class _LazyGraph:
 
 
 def _context(
-    args: argparse.Namespace, limits: Limits, gates: Gates | None = None
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates | None = None,
+    *,
+    state: RedisState | None = None,
+    namespace: str = "",
 ) -> tuple[ToolContext, _LazyGraph]:
+    """``state``: the shared store (``--state-url``); ``namespace``: a hosted user's
+    subject key, which their preparations, audit trail and cursors are bound to."""
     from mfconnector.auth import StaticTokenProvider
+    from mfconnector.graph.cursor import CursorSigner
     from mfconnector.tools.base import ToolContext
 
     token_provider: TokenProvider
@@ -269,19 +287,31 @@ def _context(
         graph_factory=graph,
         user_path=user_path,
         source=source,
-        writes=_write_setup(args, limits, gates or Gates(), cloud, mode=mode),
+        writes=_write_setup(
+            args, limits, gates or Gates(), cloud, mode=mode, state=state, namespace=namespace
+        ),
         mailbox=_mailbox(args),
         time_zone=_time_zone(args),
         all_files=all_files,
     )
+    if state is not None or namespace:
+        key = state.cursor_key() if state is not None else None
+        context.cursors = CursorSigner(max_chars=limits.cursor_chars, key=key, binding=namespace)
     return context, graph
 
 
 def _write_setup(
-    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, mode: str
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates,
+    cloud: str,
+    *,
+    mode: str,
+    state: RedisState | None = None,
+    namespace: str = "",
 ) -> WriteSetup | None:
-    """The acting tools' shared state; a live server's send state lives in a file, and the
-    demo dates its preparations on the demo's clock."""
+    """The acting tools' shared state; a live server's send state lives in a file (or in
+    Redis with ``--state-url``), and the demo dates its preparations on the demo's clock."""
     if not gates.any:
         return None
     import os
@@ -301,10 +331,26 @@ def _write_setup(
     from mfconnector.writes.confirm import confirm_mode
 
     clock = DemoClock() if mode == "demo" else time.time
-    store = AsyncSendStore(SendStore(path, limits=limits, clock=clock))
+    if state is not None:
+        store = AsyncSendStore(state.store(namespace, clock=clock))
+    else:
+        store = AsyncSendStore(SendStore(path, limits=limits, clock=clock, namespace=namespace))
     return WriteSetup(
         gates, store, cloud=cloud, clock=clock, confirm=confirm_mode(args, os.environ)
     )
+
+
+def shared_state(args: argparse.Namespace, limits: Limits) -> RedisState | None:
+    """The Redis state of ``--state-url``, reached once; None for the local state file.
+
+    Raises ``StateUrlError`` (a usage error) or ``StateStoreError`` (Redis unreachable).
+    """
+    import os
+
+    from mfconnector.writes.state_url import open_state, state_url_of
+
+    url = state_url_of(args, os.environ)
+    return open_state(url, limits) if url is not None else None
 
 
 def _mailbox(args: argparse.Namespace) -> str | None:
@@ -372,14 +418,20 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioChoiceError, choose_stdio
     from mfconnector.tools.gated import hidden_tools, instructions, listed_tools
+    from mfconnector.writes.state_url import STATE_START_HINT, StateUrlError
+    from mfconnector.writes.store import StateStoreError
 
     try:
         stdio = choose_stdio()
         gates = gates_from_args(args)
-        context, graph = _context(args, limits, gates)
-    except (StdioChoiceError, FixtureError, GateConfigError, UsageError) as error:
+        state = shared_state(args, limits)
+        context, graph = _context(args, limits, gates, state=state)
+    except (StdioChoiceError, FixtureError, GateConfigError, UsageError, StateUrlError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except StateStoreError as error:
+        print(f"mfconnector: {error.message}; {STATE_START_HINT}", file=sys.stderr)
+        return EXIT_STATE
     server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
     terminal = _stdin_is_terminal()  # asked before the protocol takes stdin over
 

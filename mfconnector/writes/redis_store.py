@@ -143,7 +143,7 @@ def redacted_url(url: str) -> str:
     if parts.password is None:
         return url
     user = parts.username or ""
-    netloc = f"{user}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{user}:***@{parts.hostname}" + (f":{parts.port}" if parts.port is not None else "")
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
@@ -200,6 +200,7 @@ class RedisState:
         """Preparation keys this process claimed and is sending now (never settled)."""
         self.unrecorded: dict[str, tuple[str, dict[str, Any]]] = {}
         """Outcomes ``finish`` could not write; written by the next look at their claim."""
+        self._cursor_key: bytes | None = None
 
     def lost(self, error: BaseException) -> NoReturn:
         """A Redis failure, as the state store's error (the tools answer state_unavailable)."""
@@ -223,7 +224,10 @@ class RedisState:
         self.client.close()
 
     def cursor_key(self) -> bytes:
-        """The shared key: the first replica to ask makes it (``SET NX``), all read it."""
+        """The shared key: the first replica to ask makes it (``SET NX``), all read it
+        (once per process: it never changes while it is in Redis)."""
+        if self._cursor_key is not None:
+            return self._cursor_key
         fresh = secrets.token_bytes(CURSOR_KEY_BYTES).hex()
         self.call(self.client.set, CURSOR_KEY, fresh, nx=True)
         found = _text(self.call(self.client.get, CURSOR_KEY)) or ""
@@ -236,6 +240,7 @@ class RedisState:
                 f"the state store {self.location} holds a malformed cursor key",
                 hint=f"delete the Redis key {CURSOR_KEY}; every replica then shares a new one",
             )
+        self._cursor_key = key
         return key
 
     def store(
