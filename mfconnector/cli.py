@@ -332,7 +332,7 @@ def _write_setup(
 
     clock = DemoClock() if mode == "demo" else time.time
     if state is not None:
-        store = AsyncSendStore(state.store(namespace, clock=clock))
+        store = AsyncSendStore(state.store(namespace, clock=clock), limiter=state.limiter)
     else:
         store = AsyncSendStore(SendStore(path, limits=limits, clock=clock, namespace=namespace))
     return WriteSetup(

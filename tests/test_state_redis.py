@@ -192,3 +192,50 @@ async def test_redis_lost_between_the_send_and_its_outcome_never_sends_again(
             again = await tools.ok("mail_send_confirmed", confirm)
             assert again["resent"] is False
     assert len(mailbox.sends()) == 1
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_state_connections_bound_the_calls_in_flight(redis: RedisServer, delta: int) -> None:
+    """L-1, L, L+1 calls at once while Redis holds every write: at most L connections,
+    and the call past L waits its turn instead of failing."""
+    import time
+
+    import trio
+    from test_state_store import preparation
+
+    from mfconnector.writes.store import AsyncSendStore
+
+    redis.command("FLUSHALL")
+    redis.command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+    limits = dataclasses.replace(FAST, state_connections=3)
+    state = RedisState(redis.url, limits=limits)
+    store = AsyncSendStore(state.store("subject-a"), limiter=state.limiter)
+    calls = limits.state_connections + delta
+    for n in range(calls):
+        await store.save(preparation(f"p{n}", time.time()))
+    statuses: list[str] = []
+
+    async def claim(n: int) -> None:
+        statuses.append((await store.claim(f"p{n}", "adele@contoso.com", "/me", "a" * 64)).status)
+
+    redis.command("CLIENT", "PAUSE", "300", "WRITE")
+    async with trio.open_nursery() as nursery:
+        for n in range(calls):
+            nursery.start_soon(claim, n)
+    clients = redis.command("CLIENT", "LIST").splitlines()
+    state.close()
+    assert statuses == ["claimed"] * calls
+    assert len(clients) - 1 == min(calls, limits.state_connections), clients  # less redis-cli
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_a_local_store_keeps_at_most_state_local_tokens(tmp_path: Path, delta: int) -> None:
+    from mfconnector.writes.store import SendStore
+
+    limits = dataclasses.replace(FAST, state_local_tokens=5)
+    store = SendStore(None, limits=limits)
+    count = limits.state_local_tokens + delta
+    for n in range(count):
+        store.token_put(f"slot{n}", b"sealed", 60)
+    assert (store.token_get("slot0") is not None) is (count <= limits.state_local_tokens)
+    assert store.token_get(f"slot{count - 1}") == b"sealed"

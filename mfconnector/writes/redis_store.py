@@ -39,6 +39,8 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
+import trio
+
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.writes.store import (
     FINAL_STATES,
@@ -52,15 +54,12 @@ from mfconnector.writes.store import (
 __all__ = [
     "CLAIM_SCRIPT",
     "KEY_PREFIX",
-    "REDIS_POOL_CONNECTIONS",
     "RedisState",
     "RedisStateStore",
     "redacted_url",
 ]
 
 KEY_PREFIX = "mfc:1:"
-REDIS_POOL_CONNECTIONS = 16
-"""Connections one process keeps to Redis (and calls it runs at once)."""
 CURSOR_KEY = f"{KEY_PREFIX}cursor-key"
 CURSOR_KEY_BYTES = 32
 _NUMBERS = ("created_at", "expires_at", "claimed_at", "finished_at")
@@ -171,14 +170,18 @@ class RedisState:
         self._limits = limits
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         try:
-            self.client = redis.Redis.from_url(
+            # a blocking pool: a call beyond state_connections waits for a connection
+            # (at most state_busy_seconds) instead of failing with "Too many connections"
+            pool = redis.BlockingConnectionPool.from_url(
                 url,
+                max_connections=limits.state_connections,
+                timeout=limits.state_busy_seconds,
                 socket_timeout=limits.state_busy_seconds,
                 socket_connect_timeout=limits.state_busy_seconds,
                 retry=Retry(NoBackoff(), 0),
                 retry_on_timeout=False,
-                max_connections=REDIS_POOL_CONNECTIONS,
             )
+            self.client = redis.Redis(connection_pool=pool)
         except ValueError as error:
             raise StateStoreError(
                 f"the state URL {self.location} is not usable ({error})",
@@ -201,6 +204,8 @@ class RedisState:
         self.unrecorded: dict[str, tuple[str, dict[str, Any]]] = {}
         """Outcomes ``finish`` could not write; written by the next look at their claim."""
         self._cursor_key: bytes | None = None
+        self.limiter = trio.CapacityLimiter(limits.state_connections)
+        """Every namespace's calls from trio share it: never more threads than connections."""
 
     def lost(self, error: BaseException) -> NoReturn:
         """A Redis failure, as the state store's error (the tools answer state_unavailable)."""
@@ -254,11 +259,10 @@ class RedisState:
 class RedisStateStore:
     """One namespace in Redis (a ``StateStore``)."""
 
-    concurrency = REDIS_POOL_CONNECTIONS
-
     def __init__(self, state: RedisState, namespace: str, *, clock: Callable[[], float]) -> None:
         self._state = state
         self._limits = state._limits
+        self.concurrency = self._limits.state_connections
         self._clock = clock
         self.namespace = namespace
         self._prefix = f"{KEY_PREFIX}{namespace or 'local'}:"

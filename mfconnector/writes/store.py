@@ -74,8 +74,6 @@ LIVE_STATES = ("prepared", "sending", "sent", "verified", "unknown")
 """States that keep a draft from being prepared a second time (``prepared`` until expiry)."""
 NAMESPACE_MARK = "\x1f"
 """Joins a namespace to the account in the ``account`` column (no account contains it)."""
-LOCAL_TOKENS = 1_000
-"""Most sealed tokens a local store keeps, in memory only (least recently used goes)."""
 INTERRUPTED = (
     "the process that claimed this send stopped before recording an outcome: "
     "it may or may not have been sent"
@@ -659,7 +657,7 @@ class SendStore:
                 return
             self._tokens[key] = (sealed, self._clock() + lifetime_seconds)
             self._tokens.move_to_end(key)
-            while len(self._tokens) > LOCAL_TOKENS:
+            while len(self._tokens) > self._limits.state_local_tokens:
                 self._tokens.popitem(last=False)
 
 
@@ -670,9 +668,10 @@ class AsyncSendStore:
     Calls are not abandoned on cancellation, so an outcome being recorded is recorded.
     """
 
-    def __init__(self, store: StateStore) -> None:
+    def __init__(self, store: StateStore, limiter: trio.CapacityLimiter | None = None) -> None:
+        """``limiter``: shared by the stores of one backend (Redis: one per process)."""
         self.store = store
-        self._limiter = trio.CapacityLimiter(store.concurrency)
+        self._limiter = limiter or trio.CapacityLimiter(store.concurrency)
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await trio.to_thread.run_sync(fn, *args, limiter=self._limiter)
