@@ -158,6 +158,7 @@ async def test_redis_gone_before_the_claim_is_a_tool_error_and_nothing_is_sent(
                 "redis://127.0.0.1" in error["message"] and "cannot be reached" in error["message"]
             )
             await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        state.close()
     assert mailbox.sends() == [], "nothing was sent"
 
 
@@ -191,6 +192,7 @@ async def test_redis_lost_between_the_send_and_its_outcome_never_sends_again(
             assert status["status"] == "verified", status
             again = await tools.ok("mail_send_confirmed", confirm)
             assert again["resent"] is False
+        state.close()
     assert len(mailbox.sends()) == 1
 
 

@@ -298,3 +298,32 @@ def test_sealed_tokens_expire_and_are_namespaced(open_store: Opener, clock: Cloc
     assert bob.token_get("assertion-1") is None
     alice.token_put("assertion-1", b"gone", 0)
     assert alice.token_get("assertion-1") is None
+
+
+def test_racing_claims_in_one_process_leave_the_winner_its_send(
+    open_store: Opener, clock: Clock
+) -> None:
+    """The losers' looks at the claim must not settle the winner's live send as unknown."""
+    store = open_store()
+    store.save(preparation("race", clock.now))
+    start = threading.Barrier(8, timeout=30)
+    claims: list[str] = []
+    looks: list[str] = []
+
+    def claim() -> None:
+        start.wait()
+        found = store.claim("race", ACCOUNT, "/me", DIGEST)
+        claims.append(found.status)
+        if found.status == "done":
+            looks.append((store.get("race", ACCOUNT, "/me") or preparation("x", 0)).state)
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(claims) == ["claimed"] + ["done"] * 7
+    assert set(looks) == {"sending"}, looks
+    store.finish("race", "sent", {"graph_status": 202})
+    final = store.get("race", ACCOUNT, "/me")
+    assert final is not None and final.state == "sent"

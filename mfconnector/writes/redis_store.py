@@ -35,6 +35,8 @@ import math
 import os
 import secrets
 import socket
+import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
@@ -156,6 +158,29 @@ def _text(value: Any) -> str | None:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+class InFlight:
+    """Claims being made or sent by this process, counted: two threads of one process
+    confirming one preparation both mark it, and the loser's unmark leaves the winner's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return self._counts[key] > 0 if isinstance(key, str) else False
+
+    def mark(self, key: str) -> None:
+        with self._lock:
+            self._counts[key] += 1
+
+    def unmark(self, key: str) -> None:
+        with self._lock:
+            self._counts[key] -= 1
+            if self._counts[key] <= 0:
+                del self._counts[key]
+
+
 class RedisState:
     """One Redis database for the process: its connection pool and scripts. ``store()``
     gives one namespace's ``StateStore`` over it."""
@@ -199,8 +224,8 @@ class RedisState:
         }
         self.instance = f"{socket.gethostname()}|{os.getpid()}|{secrets.token_hex(4)}"
         """One per process: every namespace's claims from here carry it."""
-        self.in_flight: set[str] = set()
-        """Preparation keys this process claimed and is sending now (never settled)."""
+        self.in_flight = InFlight()
+        """Preparation keys this process claims or sends now (never settled meanwhile)."""
         self.unrecorded: dict[str, tuple[str, dict[str, Any]]] = {}
         """Outcomes ``finish`` could not write; written by the next look at their claim."""
         self._cursor_key: bytes | None = None
@@ -226,7 +251,9 @@ class RedisState:
         self.call(self.client.ping)
 
     def close(self) -> None:
+        """Closes every pooled connection (``Redis.close`` leaves a pool it was given)."""
         self.client.close()
+        self.client.connection_pool.disconnect()
 
     def cursor_key(self) -> bytes:
         """The shared key: the first replica to ask makes it (``SET NX``), all read it
@@ -428,7 +455,7 @@ class RedisStateStore:
             return Claim("done", record)
         keep = self._keep_outcome() + math.ceil(self._limits.claim_orphan_seconds)
         # in flight before Redis answers: this process never settles its own live claim
-        self._in_flight.add(self._prep(prepared_id))
+        self._in_flight.mark(self._prep(prepared_id))
         try:
             status = _text(
                 self._state.call(
@@ -439,10 +466,10 @@ class RedisStateStore:
             )
         except StateStoreError:
             # Redis may have run the claim: it stays ``sending`` (later ``unknown``)
-            self._in_flight.discard(self._prep(prepared_id))
+            self._in_flight.unmark(self._prep(prepared_id))
             raise
         if status != "claimed":
-            self._in_flight.discard(self._prep(prepared_id))
+            self._in_flight.unmark(self._prep(prepared_id))
         if status == "claimed":
             claimed = dataclasses.replace(
                 record, state="sending", claimed_by=self.instance, claimed_at=now
@@ -473,7 +500,7 @@ class RedisStateStore:
             self._unrecorded[self._prep(prepared_id)] = (state, outcome)
             raise
         finally:
-            self._in_flight.discard(self._prep(prepared_id))
+            self._in_flight.unmark(self._prep(prepared_id))
 
     def record(self, account: str, mailbox: str, entry: dict[str, Any]) -> None:
         now = self._clock()
