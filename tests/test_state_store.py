@@ -327,3 +327,17 @@ def test_racing_claims_in_one_process_leave_the_winner_its_send(
     store.finish("race", "sent", {"graph_status": 202})
     final = store.get("race", ACCOUNT, "/me")
     assert final is not None and final.state == "sent"
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+def test_a_sent_draft_holds_it_for_the_retention_period(
+    open_store: Opener, clock: Clock, delta: int
+) -> None:
+    """A send keeps its draft from being prepared again while its outcome is kept."""
+    store = open_store()
+    store.save(preparation("p1", clock.now, draft="d"))
+    assert store.claim("p1", ACCOUNT, "/me", DIGEST).status == "claimed"
+    store.finish("p1", "sent", {})
+    clock.now += FAST.outcome_retention_seconds + delta
+    answer = store.save(preparation("p2", clock.now, draft="d"))
+    assert answer.prepared_id == ("p1" if delta <= 0 else "p2")

@@ -102,10 +102,13 @@ local prefix = ARGV[2]
 local ids = redis.call('LRANGE', KEYS[1], 0, -1)
 for _, id in ipairs(ids) do
   local key = prefix .. id
-  local r = redis.call('HMGET', key, 'state', 'expires_at', 'digest')
+  local r = redis.call('HMGET', key, 'state', 'expires_at', 'digest',
+                       'finished_at', 'claimed_at', 'created_at')
+  local last = tonumber(r[4] or r[5] or r[6] or '0')
   if not r[1] then
     redis.call('LREM', KEYS[1], 0, id)
-  elseif r[1] == 'sending' or r[1] == 'sent' or r[1] == 'verified' or r[1] == 'unknown'
+  elseif (r[1] == 'sending' or r[1] == 'sent' or r[1] == 'verified' or r[1] == 'unknown')
+      and now - last <= tonumber(ARGV[6])
       or (r[1] == 'prepared' and now < tonumber(r[2])) then
     if r[1] ~= 'prepared' or redis.sha1hex(r[3]) == redis.sha1hex(ARGV[3]) then
       return id
@@ -402,6 +405,17 @@ class RedisStateStore:
         """The connection pool is the process's (``RedisState.close``)."""
 
     def save(self, preparation: Preparation) -> Preparation:
+        for _ in range(3):
+            saved = self._save_once(preparation)
+            if saved is not None:
+                return saved
+        raise StateStoreError(
+            f"the state store {self.location} keeps changing this draft's preparations",
+            hint="nothing was prepared; call again",
+        )
+
+    def _save_once(self, preparation: Preparation) -> Preparation | None:
+        """The saved or live preparation; None if the live one vanished meanwhile."""
         now = self._clock()
         fields = self._fields(dataclasses.replace(preparation, state="prepared"))
         live_id = self._state.call(
@@ -424,9 +438,7 @@ class RedisStateStore:
         if live_id is None:
             return preparation
         live = self._load(_text(live_id) or "", preparation.account, preparation.mailbox, now)
-        if live is None:  # it went away between the script and this read: try once more
-            return self.save(preparation)
-        return self._settle_orphan(live, now)
+        return None if live is None else self._settle_orphan(live, now)
 
     def get(self, prepared_id: str, account: str, mailbox: str) -> Preparation | None:
         now = self._clock()
