@@ -241,3 +241,62 @@ def test_a_local_store_keeps_at_most_state_local_tokens(tmp_path: Path, delta: i
         store.token_put(f"slot{n}", b"sealed", 60)
     assert (store.token_get("slot0") is not None) is (count <= limits.state_local_tokens)
     assert store.token_get(f"slot{count - 1}") == b"sealed"
+
+
+@pytest.mark.slow
+async def test_two_stdio_demo_processes_share_one_redis(redis: RedisServer) -> None:
+    """The CLI's own path: ``mfconnector --demo --enable-send --state-url``. What one
+    process prepared the other sees and confirms; the first then finds it sent."""
+    import json
+    import subprocess
+
+    import trio
+    from test_send_processes import Process
+
+    redis.command("FLUSHALL")
+
+    async def start() -> Process:
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "mfconnector", *STDIO, "--state-url", redis.url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        return Process(process)
+
+    with trio.fail_after(60):
+        one, two = await start(), await start()
+        try:
+            drafts = (await one.call("mail_list", {"folder": "drafts", "limit": 1}))[
+                "structuredContent"
+            ]
+            draft_id = drafts["messages"][0][drafts["columns"].index("id")]
+            review = await one.call("mail_review", {"action": "draft", "message_id": draft_id})
+            prepared = (
+                await one.call(
+                    "mail_prepare",
+                    {
+                        "action": "draft",
+                        "message_id": draft_id,
+                        "source_digest": review["structuredContent"]["source_digest"],
+                    },
+                )
+            )["structuredContent"]
+            status = await two.call(
+                "mail_review", {"action": "send_status", "prepared_id": prepared["prepared_id"]}
+            )
+            assert status["structuredContent"]["status"] == "prepared", status
+            confirm = {
+                "prepared_id": prepared["prepared_id"],
+                "confirmed_digest": prepared["digest"],
+            }
+            sent = await two.call("mail_send_confirmed", confirm)
+            assert sent["structuredContent"]["status"] == "verified", sent
+            again = await one.call("mail_send_confirmed", confirm)
+            assert json.loads(again["content"][0]["text"])["resent"] is False, again
+            account = (await two.call("account_status", {}))["structuredContent"]
+            assert redis.url in json.dumps(account), account
+        finally:
+            for process in (one, two):
+                assert process.process.stdin is not None
+                await process.process.stdin.aclose()
+                await process.process.wait()
