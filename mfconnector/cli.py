@@ -330,7 +330,9 @@ def _write_setup(
         path = directory / STATE_FILE_NAME
     from mfconnector.writes.confirm import confirm_mode
 
-    clock = DemoClock() if mode == "demo" else time.time
+    clock: Callable[[], float] = time.time
+    if mode == "demo":
+        clock = DemoClock(state.demo_epoch() if state is not None else None)
     if state is not None:
         store = AsyncSendStore(state.store(namespace, clock=clock), limiter=state.limiter)
     else:
@@ -350,7 +352,12 @@ def shared_state(args: argparse.Namespace, limits: Limits) -> RedisState | None:
     from mfconnector.writes.state_url import open_state, state_url_of
 
     url = state_url_of(args, os.environ)
-    return open_state(url, limits) if url is not None else None
+    if url is None:
+        return None
+    state = open_state(url, limits)
+    if getattr(args, "demo", False):
+        state.demo_epoch()  # read now, not from inside the event loop
+    return state
 
 
 def _mailbox(args: argparse.Namespace) -> str | None:

@@ -300,3 +300,23 @@ async def test_two_stdio_demo_processes_share_one_redis(redis: RedisServer) -> N
                 assert process.process.stdin is not None
                 await process.process.stdin.aclose()
                 await process.process.wait()
+
+
+def test_replicas_on_one_store_read_one_demo_clock(redis: RedisServer) -> None:
+    """Replicas started apart date preparations alike: a preparation made on the younger
+    one is not expired on the older one, nor a live claim stale."""
+    import time
+
+    from mfconnector.demo import DemoClock
+
+    redis.command("FLUSHALL")
+    first, second = RedisState(redis.url), RedisState(redis.url)
+    older = DemoClock(first.demo_epoch())
+    alone = DemoClock()
+    time.sleep(0.3)
+    younger = DemoClock(second.demo_epoch())
+    assert second.demo_epoch() == first.demo_epoch()
+    assert abs(older() - younger()) < 0.1
+    assert alone() - DemoClock()() >= 0.25, "without the shared epoch they would differ"
+    first.close()
+    second.close()

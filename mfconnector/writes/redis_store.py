@@ -36,6 +36,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -63,6 +64,7 @@ __all__ = [
 
 KEY_PREFIX = "mfc:1:"
 CURSOR_KEY = f"{KEY_PREFIX}cursor-key"
+DEMO_EPOCH_KEY = f"{KEY_PREFIX}demo-epoch"
 CURSOR_KEY_BYTES = 32
 _NUMBERS = ("created_at", "expires_at", "claimed_at", "finished_at")
 
@@ -232,6 +234,7 @@ class RedisState:
         self.unrecorded: dict[str, tuple[str, dict[str, Any]]] = {}
         """Outcomes ``finish`` could not write; written by the next look at their claim."""
         self._cursor_key: bytes | None = None
+        self._demo_epoch: float | None = None
         self.limiter = trio.CapacityLimiter(limits.state_connections)
         """Every namespace's calls from trio share it: never more threads than connections."""
 
@@ -278,11 +281,24 @@ class RedisState:
         self._cursor_key = key
         return key
 
+    def demo_epoch(self) -> float:
+        """When the demo's time began for every process on this store (``--demo``): the
+        first to ask sets it (``SET NX``), all read it, once per process."""
+        if self._demo_epoch is None:
+            self.call(self.client.set, DEMO_EPOCH_KEY, repr(time.time()), nx=True)
+            found = _text(self.call(self.client.get, DEMO_EPOCH_KEY)) or ""
+            try:
+                self._demo_epoch = float(found)
+            except ValueError:
+                raise StateStoreError(
+                    f"the state store {self.location} holds a malformed demo epoch",
+                    hint=f"delete the Redis key {DEMO_EPOCH_KEY}",
+                ) from None
+        return self._demo_epoch
+
     def store(
         self, namespace: str = "", *, clock: Callable[[], float] | None = None
     ) -> RedisStateStore:
-        import time
-
         return RedisStateStore(self, namespace, clock=clock or time.time)
 
 
