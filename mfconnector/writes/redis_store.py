@@ -17,8 +17,9 @@ Keys, per namespace ``N`` (a hosted user's subject key, ``local`` for stdio)::
     mfc:1:N:prep:<prepared_id>       hash: one preparation
     mfc:1:N:draft:<sha256 of owner>  list: prepared ids of one draft, oldest first
     mfc:1:N:audit:<sha256 of owner>  list: audit entries (JSON), newest first
-    mfc:1:N:token:<key>              string: a sealed on-behalf-of token
+    mfc:1:N:token:<sha256 of slot>   string: a sealed on-behalf-of token
     mfc:1:cursor-key                 string: the cursor-signing key (hex), for everyone
+    mfc:1:demo-epoch                 string: when the demo's clock began (``--demo``)
 
 Retention is the SQLite store's: an expired preparation still answers ``expired`` for
 ``preparation_seconds`` more, a claim or an outcome is kept ``outcome_retention_seconds``
