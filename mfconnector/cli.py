@@ -342,24 +342,6 @@ def _write_setup(
     )
 
 
-def shared_state(args: argparse.Namespace, limits: Limits) -> RedisState | None:
-    """The Redis state of ``--state-url``, reached once; None for the local state file.
-
-    Raises ``StateUrlError`` (a usage error) or ``StateStoreError`` (Redis unreachable).
-    """
-    import os
-
-    from mfconnector.writes.state_url import open_state, state_url_of
-
-    url = state_url_of(args, os.environ)
-    if url is None:
-        return None
-    state = open_state(url, limits)
-    if getattr(args, "demo", False):
-        state.demo_epoch()  # read now, not from inside the event loop
-    return state
-
-
 def _mailbox(args: argparse.Namespace) -> str | None:
     try:
         from mfconnector.auth.config import mailbox_argument
@@ -425,7 +407,7 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioChoiceError, choose_stdio
     from mfconnector.tools.gated import hidden_tools, instructions, listed_tools
-    from mfconnector.writes.state_url import STATE_START_HINT, StateUrlError
+    from mfconnector.writes.state_url import STATE_START_HINT, StateUrlError, shared_state
     from mfconnector.writes.store import StateStoreError
 
     try:

@@ -97,10 +97,14 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     """Check every setting, then serve until SIGTERM or SIGINT."""
-    from mfconnector.cli import shared_state
     from mfconnector.hosted.resource import SettingsError, is_loopback_host
     from mfconnector.writes.gates import GateConfigError, gates_from_args
-    from mfconnector.writes.state_url import STATE_START_HINT, StateUrlError, state_url_of
+    from mfconnector.writes.state_url import (
+        STATE_START_HINT,
+        StateUrlError,
+        shared_state,
+        state_url_of,
+    )
     from mfconnector.writes.store import StateStoreError
 
     listen = args.listen or os.environ.get("MFC_HTTP_LISTEN", "").strip() or DEFAULT_LISTEN

@@ -19,7 +19,14 @@ from mfconnector.limits import Limits
 if TYPE_CHECKING:
     from mfconnector.writes.redis_store import RedisState
 
-__all__ = ["STATE_START_HINT", "STATE_URL_ENV", "StateUrlError", "open_state", "state_url_of"]
+__all__ = [
+    "STATE_START_HINT",
+    "STATE_URL_ENV",
+    "StateUrlError",
+    "open_state",
+    "shared_state",
+    "state_url_of",
+]
 
 STATE_URL_ENV = "MFC_STATE_URL"
 SCHEMES = ("redis", "rediss")
@@ -84,4 +91,20 @@ def open_state(url: str, limits: Limits) -> RedisState:
     state = RedisState(url, limits=limits)
     state.check()
     state.cursor_key()
+    return state
+
+
+def shared_state(args: argparse.Namespace, limits: Limits) -> RedisState | None:
+    """The Redis state of ``--state-url``, reached once; None for the local state file.
+
+    Raises ``StateUrlError`` (a usage error) or ``StateStoreError`` (Redis unreachable).
+    """
+    import os
+
+    url = state_url_of(args, os.environ)
+    if url is None:
+        return None
+    state = open_state(url, limits)
+    if getattr(args, "demo", False):
+        state.demo_epoch()  # read now, not from inside the event loop
     return state
