@@ -233,7 +233,14 @@ class Limits:
     """Most audit entries ``mail_review recent`` shows (newest first); older ones stay in
     the state file for ``outcome_retention_seconds``."""
     state_busy_seconds: float = 5.0
-    """Longest wait for another process holding the state file's write lock."""
+    """Longest wait for another process holding the state file's write lock; with
+    ``--state-url``, the longest a Redis command (or connecting) may take."""
+    state_connections: int = 16
+    """With ``--state-url``: connections one process keeps to Redis, and so its state
+    calls in flight at once (the rest wait their turn)."""
+    state_local_tokens: int = 1_000
+    """Sealed tokens a local (SQLite) store keeps, in memory only; least recently used
+    goes first."""
     display_name_chars: int = 255
     """Longest mail folder name created or renamed here (Exchange's display-name limit)."""
     action_list_item_chars: int = 320

@@ -68,6 +68,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--demo and --fixtures keep it in memory",
     )
     parser.add_argument(
+        "--state-url",
+        metavar="redis://HOST:PORT/DB",
+        help="keep preparations, claims, outcomes, the audit trail and the cursor key in "
+        "Redis, shared by every process or replica given the same URL [MFC_STATE_URL; "
+        "default: the state file of --state-dir]",
+    )
+    parser.add_argument(
         "--confirm",
         choices=["user", "assistant"],
         help="who confirms a send or permanent deletion: user = only the person, asked "

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
     from mfconnector.mail.accounts import AccountSet
     from mfconnector.net.settings import NetworkSettings
+    from mfconnector.writes.redis_store import RedisState
     from mfconnector.writes.setup import WriteSetup
 
 __all__ = [
@@ -130,10 +131,18 @@ def _demo_graph(token_provider: TokenProvider, limits: Limits) -> GraphClient:
 
 
 def build_context(
-    args: argparse.Namespace, limits: Limits, gates: Gates | None = None
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates | None = None,
+    *,
+    state: RedisState | None = None,
+    namespace: str = "",
 ) -> tuple[ToolContext, LazyGraph]:
     """The tools' context for the mode the flags name (``--demo``, ``--fixtures``, live),
-    and the lazy Graph client, which the caller closes when serving ends."""
+    and the lazy Graph client, which the caller closes when serving ends.
+
+    ``state``: the shared store (``--state-url``); ``namespace``: a hosted user's subject
+    key, which their preparations, audit trail and cursors are bound to."""
     gates = Gates() if gates is None else gates
     source: str | None
     if args.demo:
@@ -180,12 +189,19 @@ def build_context(
         graph_factory=graph,
         user_path=sign_in.user_path,
         source=source,
-        writes=_write_setup(args, limits, gates, sign_in.cloud, mode=mode),
+        writes=_write_setup(
+            args, limits, gates, sign_in.cloud, mode=mode, state=state, namespace=namespace
+        ),
         mailbox=mailbox_argument(args),
         time_zone=_time_zone(args),
         all_files=sign_in.all_files,
         accounts=_accounts(graph, limits, sign_in.user_path, sign_in.cloud, gates),
     )
+    if state is not None or namespace:
+        from mfconnector.tools.cursors import CursorSigner
+
+        key = state.cursor_key() if state is not None else None
+        context.cursors = CursorSigner(max_chars=limits.cursor_chars, key=key, binding=namespace)
     return context, graph
 
 
@@ -223,10 +239,17 @@ def _live_graph(sign_in: SignIn, limits: Limits) -> GraphClient:
 
 
 def _write_setup(
-    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, mode: str
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates,
+    cloud: str,
+    *,
+    mode: str,
+    state: RedisState | None = None,
+    namespace: str = "",
 ) -> WriteSetup | None:
-    """The acting tools' shared state; a live server's send state lives in a file, and the
-    demo dates its preparations on the demo's clock."""
+    """The acting tools' shared state; a live server's send state lives in a file (or in
+    Redis with ``--state-url``), and the demo dates its preparations on the demo's clock."""
     if not gates.any:
         return None
     from mfconnector.demo import DemoClock
@@ -240,8 +263,13 @@ def _write_setup(
         raw = args.state_dir or os.environ.get("MFC_STATE_DIR", "").strip()
         directory = Path(raw).expanduser().absolute() if raw else default_state_dir(os.environ)
         path = directory / STATE_FILE_NAME
-    clock: Callable[[], float] = DemoClock() if mode == "demo" else time.time
-    store = AsyncSendStore(SendStore(path, limits=limits, clock=clock))
+    clock: Callable[[], float] = time.time
+    if mode == "demo":
+        clock = DemoClock(state.demo_epoch() if state is not None else None)
+    if state is not None:
+        store = AsyncSendStore(state.store(namespace, clock=clock), limiter=state.limiter)
+    else:
+        store = AsyncSendStore(SendStore(path, limits=limits, clock=clock, namespace=namespace))
     return WriteSetup(
         gates, store, cloud=cloud, clock=clock, confirm=confirm_mode(args, os.environ)
     )

@@ -351,3 +351,17 @@ def test_arguments_too_long_to_carry_leave_a_cursor_that_needs_them_restated() -
     arguments = {"query": "q" * (longest + 1)}
     where = signer.redeem(cursor, tool="mail_search", scope=SCOPE, arguments=arguments)
     assert where.position == {"link": NEXT} and where.arguments is None
+
+
+def test_a_cursor_bound_to_one_subject_is_refused_for_another() -> None:
+    """Replicas share one key; the subject in the scope keeps users' cursors apart."""
+    key = bytes(range(32))
+    alice = CursorSigner(key=key, binding="subject-a")
+    cursor = alice.issue(tool="mail_list", scope=SCOPE, position={"link": NEXT})
+    again = CursorSigner(key=key, binding="subject-a").redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert again.position == {"link": NEXT}, "another replica of the same user continues it"
+    with pytest.raises(ToolInputError) as caught:
+        CursorSigner(key=key, binding="subject-b").redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert "another account" in caught.value.message
+    with pytest.raises(ToolInputError):
+        CursorSigner(key=key).redeem(cursor, tool="mail_list", scope=SCOPE)
