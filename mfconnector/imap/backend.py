@@ -247,8 +247,8 @@ class ImapMailBackend:
 
     # --- listing and searching -------------------------------------------------------
 
-    def summary_items(self, connection: ImapConnection) -> list[str]:
-        items = list(SUMMARY_ITEMS)
+    def summary_items(self, connection: ImapConnection, *, structure: bool = True) -> list[str]:
+        items = [i for i in SUMMARY_ITEMS if structure or i != "BODYSTRUCTURE"]
         if "CONDSTORE" in connection.capabilities:
             items.append("MODSEQ")
         return items
@@ -283,7 +283,9 @@ class ImapMailBackend:
     ) -> Page[MessageSummary]:
         limits = self._limits
 
-        async def operation(connection: ImapConnection, stage: Stage) -> Page[MessageSummary]:
+        async def operation(
+            connection: ImapConnection, stage: Stage, *, structure: bool
+        ) -> Page[MessageSummary]:
             opened = await _open(connection, name, writable=False)
             position = _checked_position(page.position, name, opened)
             here: Position = position or {
@@ -298,7 +300,7 @@ class ImapMailBackend:
                     return Page(items=[], here=here)
                 scope = [b"UID", f"1:{before - 1}".encode(), *scope]
             uids = sorted((await commands.search(connection, name, scope)).uids, reverse=True)
-            items_wanted = self.summary_items(connection)
+            items_wanted = self.summary_items(connection, structure=structure)
 
             async def summaries(batch: Sequence[int]) -> list[MessageSummary]:
                 fetched = {
@@ -351,23 +353,39 @@ class ImapMailBackend:
                 )
             return Page(items=items, here=here)
 
-        return await self.run("listing the folder", operation)
+        return await self._with_structure("listing the folder", operation)
+
+    async def _with_structure(
+        self, doing: str, operation: Callable[..., Awaitable[T]]
+    ) -> T:
+        """Run ``operation`` with BODYSTRUCTURE; if the server's structure of some message
+        nests past ``imap_nesting_depth`` (hostile MIME; the reader dropped that connection),
+        run it again without, on a fresh connection: the MIME reader then lists parts."""
+        try:
+            return await self.run(doing, partial(operation, structure=True))
+        except ActionFailure as failure:
+            if failure.details.get("limit") != "imap_nesting_depth":
+                raise
+        return await self.run(doing, partial(operation, structure=False))
 
     # --- reading ---------------------------------------------------------------------
 
     async def read(self, message: Reference, request: ReadRequest) -> Message:
         where = parse_message(message)
 
-        async def operation(connection: ImapConnection, stage: Stage) -> Message:
+        async def operation(connection: ImapConnection, stage: Stage, *, structure: bool) -> Message:
             await commands.open_checked(connection, where.folder, where.uidvalidity, writable=False)
-            items = [*self.summary_items(connection), "BODY.PEEK[HEADER.FIELDS (REFERENCES)]"]
+            items = [
+                *self.summary_items(connection, structure=structure),
+                "BODY.PEEK[HEADER.FIELDS (REFERENCES)]",
+            ]
             fetched = await self._one(connection, where, items)
             raw = b""
-            if request.with_body:
+            if request.with_body or not structure:
                 raw = await self.raw_prefix(connection, where, fetched.size or 0)
             return await self._message(where, fetched, raw, request.with_body)
 
-        return await self.run("reading the message", operation)
+        return await self._with_structure("reading the message", operation)
 
     async def _one(
         self, connection: ImapConnection, where: MessageAddress, items: Sequence[str]
@@ -422,7 +440,14 @@ class ImapMailBackend:
         self, where: MessageAddress, fetched: FetchedMessage, raw: bytes, with_body: bool
     ) -> Message:
         summary = summary_of(self._tag, where.folder, where.uidvalidity, fetched)
-        attachments = attachments_of(self._tag, where, fetched.parts)
+        parts = fetched.parts
+        if parts is None:  # no BODYSTRUCTURE: the bounded reader's part list instead
+            mime = await trio.to_thread.run_sync(read_message, raw, self._limits)
+            parts = tuple(
+                BodyPart(a.path, a.mime_type, (), None, a.size, a.disposition or "attachment", a.name)
+                for a in mime.attachments
+            )
+        attachments = attachments_of(self._tag, where, parts)
         body = None
         if with_body:
             body = await self.body_of(raw, fetched.size)

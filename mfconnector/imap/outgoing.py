@@ -99,6 +99,7 @@ async def _append_draft(backend: ImapMailBackend, raw: bytes, message_id: str) -
     name = backend.folder_name(drafts)
 
     async def operation(connection: ImapConnection, stage: Stage) -> Reference:
+        await commands.noop(connection)  # a pooled connection the server dropped fails here
         stage.changing = True
         appended = await commands.append(connection, name, raw, _DRAFT_FLAGS)
         if appended.uid is not None and appended.uidvalidity is not None:
@@ -269,13 +270,14 @@ async def _append_sent(backend: ImapMailBackend, mime: bytes) -> tuple[str, str 
     name = backend.folder_name(sent)
 
     async def operation(connection: ImapConnection, stage: Stage) -> None:
+        await commands.noop(connection)  # a pooled connection the server dropped fails here
         stage.changing = True
         await commands.append(connection, name, mime, ("\\Seen",))
 
     try:
         await backend.run("filing the sent copy", operation)
     except ActionFailure as failure:
-        return "append_failed", f"the copy for {sent.path} was not filed: {failure.message}"
+        return "append_failed", f"filing the copy in {sent.path} failed ({failure.message})"
     return "appended", None
 
 
