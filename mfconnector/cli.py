@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mfconnector import __version__
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
+    from mfconnector.mail.accounts import Account
     from mfconnector.net.settings import NetworkSettings
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioKind
@@ -103,6 +104,9 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="show and filter mail times in this zone (IANA or Windows name) instead of "
         "the mailbox's own",
     )
+    from mfconnector.imap.account import add_imap_arguments
+
+    add_imap_arguments(parser)
     parser.add_argument(
         "--log-level",
         default="warning",
@@ -208,6 +212,7 @@ def _context(
     token_provider: TokenProvider
     user_path = "/me"
     cloud = "global"
+    imap: Account | None = None
     if args.demo:
         from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
         from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
@@ -248,6 +253,15 @@ def _context(
             )
 
         source = str(args.fixtures)
+    elif (imap := _imap_account(args, limits)) is not None:
+        mode = "live"
+        source = None
+        all_files = False
+        token_provider = StaticTokenProvider(FIXTURE_TOKEN, account=imap.name)
+
+        def make() -> GraphClient:
+            raise UsageError("this server serves an IMAP account; Microsoft Graph is not set up")
+
     else:
         mode = "live"
         source = None
@@ -274,7 +288,27 @@ def _context(
         time_zone=_time_zone(args),
         all_files=all_files,
     )
+    if imap is not None:
+        from mfconnector.mail.accounts import AccountSet
+
+        context.accounts = AccountSet([imap])
     return context, graph
+
+
+def _imap_account(args: argparse.Namespace, limits: Limits) -> Account | None:
+    """The IMAP/SMTP account of ``--imap`` (or ``MFC_IMAP``), or None (issue 19)."""
+    import os
+
+    from mfconnector.imap.account import imap_account, imap_settings_from
+    from mfconnector.imap.errors import MailSettingsError
+    from mfconnector.net.settings import network_settings_from_args
+
+    try:
+        network = network_settings_from_args(args, os.environ)
+        settings = imap_settings_from(args, os.environ, ca_file=network.ca_file)
+    except MailSettingsError as error:
+        raise UsageError(str(error)) from None
+    return imap_account(settings, limits) if settings is not None else None
 
 
 def _write_setup(
@@ -389,7 +423,20 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         if terminal:
             print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
 
-    return serve_stdio(server, limits, graph.aclose, stdio, announce=announce)
+    async def start() -> None:
+        from mfconnector.imap.account import start_account
+
+        for account in context.accounts or ():
+            await start_account(account)
+
+    async def close() -> None:
+        await graph.aclose()
+        for account in context.accounts or ():
+            closing = getattr(account.mail, "aclose", None)
+            if closing is not None:
+                await closing()
+
+    return serve_stdio(server, limits, close, stdio, announce=announce, start=start)
 
 
 def _say_sign_in_blocker(context: ToolContext) -> None:
@@ -417,6 +464,7 @@ def serve_stdio(
     stdio: StdioKind | None = None,
     *,
     announce: Callable[[], None] | None = None,
+    start: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
     """Serve ``server`` on this process's stdin/stdout until end of input or a signal;
     ``announce`` says what a person should know once the streams are claimed."""
@@ -441,6 +489,8 @@ def serve_stdio(
 
     async def run() -> None:
         receive, send = open_protocol_streams(fds, stdio)
+        if start is not None:
+            await start()  # accounts learn their capabilities before the first tools/list
         try:
             async with trio.open_nursery() as nursery:
                 reading = trio.CancelScope()

@@ -355,9 +355,7 @@ class ImapMailBackend:
 
         return await self._with_structure("listing the folder", operation)
 
-    async def _with_structure(
-        self, doing: str, operation: Callable[..., Awaitable[T]]
-    ) -> T:
+    async def _with_structure(self, doing: str, operation: Callable[..., Awaitable[T]]) -> T:
         """Run ``operation`` with BODYSTRUCTURE; if the server's structure of some message
         nests past ``imap_nesting_depth`` (hostile MIME; the reader dropped that connection),
         run it again without, on a fresh connection: the MIME reader then lists parts."""
@@ -373,7 +371,9 @@ class ImapMailBackend:
     async def read(self, message: Reference, request: ReadRequest) -> Message:
         where = parse_message(message)
 
-        async def operation(connection: ImapConnection, stage: Stage, *, structure: bool) -> Message:
+        async def operation(
+            connection: ImapConnection, stage: Stage, *, structure: bool
+        ) -> Message:
             await commands.open_checked(connection, where.folder, where.uidvalidity, writable=False)
             items = [
                 *self.summary_items(connection, structure=structure),
@@ -444,7 +444,9 @@ class ImapMailBackend:
         if parts is None:  # no BODYSTRUCTURE: the bounded reader's part list instead
             mime = await trio.to_thread.run_sync(read_message, raw, self._limits)
             parts = tuple(
-                BodyPart(a.path, a.mime_type, (), None, a.size, a.disposition or "attachment", a.name)
+                BodyPart(
+                    a.path, a.mime_type, (), None, a.size, a.disposition or "attachment", a.name
+                )
                 for a in mime.attachments
             )
         attachments = attachments_of(self._tag, where, parts)

@@ -48,7 +48,7 @@ def classified(doing: str, *, changes: bool = False) -> Iterator[None]:
 
 
 def as_failure(error: ImapError, doing: str, *, changes: bool) -> ActionFailure:
-    details = dict(_DETAILS)
+    details: dict[str, object] = dict(_DETAILS)
     if isinstance(error, ImapStaleReferenceError):
         return StaleReference(
             str(error), hint="list the folder again and use the new ids", details=details

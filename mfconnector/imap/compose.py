@@ -17,6 +17,7 @@ MIME bytes themselves: a byte changed anywhere is another digest.
 
 from __future__ import annotations
 
+import email.message
 import email.policy
 import email.utils
 import hashlib
@@ -188,7 +189,7 @@ def _part_bytes(part: EmailMessage) -> bytes:
     """An attachment's decoded bytes; an attached message's own bytes."""
     if part.get_content_maintype() == "message":
         inner = part.get_payload(0) if part.is_multipart() else None
-        return inner.as_bytes(policy=_POLICY) if inner is not None else b""
+        return inner.as_bytes(policy=_POLICY) if isinstance(inner, email.message.Message) else b""
     payload = part.get_payload(decode=True)
     return payload if isinstance(payload, bytes) else b""
 

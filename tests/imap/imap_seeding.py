@@ -75,7 +75,9 @@ class ImapSeeder:
                     flags.append("\\Seen")
                 if message.flagged:
                     flags.append("\\Flagged")
-                when = imaplib.Time2Internaldate(time.mktime(message.received.timetuple()) - time.timezone)
+                when = imaplib.Time2Internaldate(
+                    time.mktime(message.received.timetuple()) - time.timezone
+                )
                 status, answer = imap.append(
                     folder, "(" + " ".join(flags) + ")", when, seed_bytes(message)
                 )

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 import trio
-from conftest import settings_for
 from imap_fakes import CuttingProxy
 from mailservers import Dovecot, SmtpRelay
 
@@ -45,9 +44,14 @@ def unique(prefix: str) -> str:
 
 def raw_message(subject: str, body: bytes = b"Hello.\r\n", headers: bytes = b"") -> bytes:
     return (
-        f"From: Bob <bob@example.org>\r\nTo: alice@example.org\r\nSubject: {subject}\r\n"
-        f"Date: {email.utils.formatdate()}\r\nMessage-ID: <{subject}@example.org>\r\n"
-    ).encode() + headers + b"\r\n" + body
+        (
+            f"From: Bob <bob@example.org>\r\nTo: alice@example.org\r\nSubject: {subject}\r\n"
+            f"Date: {email.utils.formatdate()}\r\nMessage-ID: <{subject}@example.org>\r\n"
+        ).encode()
+        + headers
+        + b"\r\n"
+        + body
+    )
 
 
 def make_backend(
@@ -143,7 +147,11 @@ async def test_a_20_mb_message_is_read_in_bounded_memory(
     name = unique("Twenty")
     line = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_\r\n"
     size = 20 * 1024 * 1024
-    append(dovecot, name, raw_message(unique("twenty"), b"Start of the text.\r\n" + line * (size // len(line))))
+    append(
+        dovecot,
+        name,
+        raw_message(unique("twenty"), b"Start of the text.\r\n" + line * (size // len(line))),
+    )
     folder = await backend.resolve_folder(name, "folder")
     item = await only_message(backend, folder)
     tracemalloc.start()
@@ -275,7 +283,10 @@ HOSTILE = {
         )
         + b"--b1000\r\nContent-Type: text/plain\r\n\r\ndeep text\r\n",
     ),
-    "huge_headers": (b"".join(b"X-Filler-%d: x\r\n" % i for i in range(200_000)), b"after the headers\r\n"),
+    "huge_headers": (
+        b"".join(b"X-Filler-%d: x\r\n" % i for i in range(200_000)),
+        b"after the headers\r\n",
+    ),
     "bad_base64": (
         b"Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n",
         b"SGVsbG8g!!!d29y bGQ=\r\n====\r\n",
@@ -322,7 +333,9 @@ async def test_a_filtered_listing_stops_at_the_scan_bound_and_goes_on_from_there
     )
     for i in range(7):  # multipart, so SEARCH cannot rule them out; none has an attachment
         raw = raw_message(
-            unique(f"plain{i}"), alternative, b"Content-Type: multipart/alternative; boundary=alt\r\n"
+            unique(f"plain{i}"),
+            alternative,
+            b"Content-Type: multipart/alternative; boundary=alt\r\n",
         )
         imap.append(name, "", None, raw)
     imap.logout()

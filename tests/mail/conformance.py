@@ -51,6 +51,8 @@ __all__ = [
 
 _serial = itertools.count(1)
 BASE_TIME = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+BOB = Person("Bob Sender", "bob@example.org")
+ALICE = Person("Alice", "alice@example.org")
 
 
 def unique(prefix: str) -> str:
@@ -60,8 +62,8 @@ def unique(prefix: str) -> str:
 @dataclass(frozen=True)
 class SeedMessage:
     subject: str
-    sender: Person = Person("Bob Sender", "bob@example.org")
-    to: Sequence[Person] = (Person("Alice", "alice@example.org"),)
+    sender: Person = BOB
+    to: Sequence[Person] = (ALICE,)
     text: str = "Hello.\n"
     html: str | None = None
     attachments: Sequence[tuple[str, str, bytes]] = ()
@@ -111,7 +113,9 @@ async def all_pages(
         if page.next is None:
             assert not page.more_pages or page.note, "more pages promised without a way there"
             return pages
-        page = await backend.list_messages(folder, where, PageRequest(limit=limit, position=page.next))
+        page = await backend.list_messages(
+            folder, where, PageRequest(limit=limit, position=page.next)
+        )
         assert len(pages) < 100
 
 
@@ -205,9 +209,9 @@ async def check_filters_hold_exactly(env: Conformance) -> None:
     since = BASE_TIME + timedelta(hours=1, minutes=30)
     assert await shown(MessageFilter(since=since)) == ["attached", "flagged"]
     assert await shown(MessageFilter(before=since)) == ["unread", "read"]
-    assert await shown(
-        MessageFilter(since=BASE_TIME + timedelta(minutes=30), before=since)
-    ) == ["unread"]
+    assert await shown(MessageFilter(since=BASE_TIME + timedelta(minutes=30), before=since)) == [
+        "unread"
+    ]
 
 
 async def check_read_gives_headers_body_and_attachments(env: Conformance) -> None:
@@ -223,7 +227,9 @@ async def check_read_gives_headers_body_and_attachments(env: Conformance) -> Non
                 html="<p>Hello <b>there</b></p><p>Reset: "
                 "<a href='https://example.org/x?access_token=SECRET123'>link</a></p>",
                 reply_to=(Person("Replies", "replies@example.org"),),
-                attachments=[("notes.bin", "application/octet-stream", b"attached words\n\x00\xff")],
+                attachments=[
+                    ("notes.bin", "application/octet-stream", b"attached words\n\x00\xff")
+                ],
             ),
             SeedMessage(f"{name} long", text=long_text, received=BASE_TIME + timedelta(hours=1)),
         ],
@@ -245,7 +251,9 @@ async def check_read_gives_headers_body_and_attachments(env: Conformance) -> Non
     assert long.body is not None and long.body.text.startswith("Line 0 of a long body.")
     assert "Line 2999 of a long body." in long.body.text
     assert not long.unread or long.unread  # reading never has to change the flag
-    again = await backend.list_messages(folder, MessageFilter(unread_only=True), PageRequest(limit=10))
+    again = await backend.list_messages(
+        folder, MessageFilter(unread_only=True), PageRequest(limit=10)
+    )
     assert len(again.items) == 2, "a read must not mark the message read"
 
 
@@ -304,13 +312,17 @@ async def check_copy_move_trash_and_delete(env: Conformance) -> None:
     in_target = (await backend.list_messages(target, MessageFilter(), PageRequest(limit=5))).items
     assert subjects(in_target) == [items[0].subject]
     if copied is not None:
-        assert (await backend.read(copied, ReadRequest(with_body=False))).subject == items[0].subject
+        assert (await backend.read(copied, ReadRequest(with_body=False))).subject == items[
+            0
+        ].subject
     if caps.move:
         moved = await backend.move(items[1].ref, target)
         left = (await backend.list_messages(source, MessageFilter(), PageRequest(limit=5))).items
         assert items[1].subject not in subjects(left)
         if moved is not None:
-            assert (await backend.read(moved, ReadRequest(with_body=False))).subject == items[1].subject
+            assert (await backend.read(moved, ReadRequest(with_body=False))).subject == items[
+                1
+            ].subject
         with pytest.raises((NotFound, StaleReference)):
             await backend.read(items[1].ref, ReadRequest(with_body=False))
         await backend.trash(items[2].ref)
