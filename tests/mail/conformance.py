@@ -71,6 +71,10 @@ class SeedMessage:
     flagged: bool = False
     received: datetime = BASE_TIME
     reply_to: Sequence[Person] = ()
+    message_id: str | None = None
+    """``<id@host>``; the seeder makes one up when None."""
+    in_reply_to: str | None = None
+    """Also written as References: the message this one answers."""
 
 
 class Seeder(Protocol):
@@ -397,6 +401,90 @@ async def check_unsupported_is_refused_before_any_change(env: Conformance) -> No
     assert len(page.items) == 1
 
 
+async def check_threads_gather_a_conversation_oldest_first(env: Conformance) -> None:
+    backend = env.backend
+    if not backend.capabilities.threads:
+        return
+    name = unique("Thread")
+    first, second = f"<{name}-1@example.org>", f"<{name}-2@example.org>"
+    folder = await env.seed.fresh_folder(
+        name,
+        [
+            SeedMessage(f"{name} question", message_id=first, received=BASE_TIME),
+            SeedMessage(f"{name} unrelated", received=BASE_TIME + timedelta(hours=1)),
+            SeedMessage(
+                f"Re: {name} question",
+                message_id=second,
+                in_reply_to=first,
+                received=BASE_TIME + timedelta(hours=2),
+            ),
+        ],
+    )
+    page = await backend.list_messages(folder, MessageFilter(), PageRequest(limit=10))
+    reply = next(s for s in page.items if s.subject == f"Re: {name} question")
+    thread = await backend.thread(reply.ref, PageRequest(limit=10))
+    assert subjects(thread.items) == [f"{name} question", f"Re: {name} question"]
+    assert thread.note is None or "at most" in thread.note or thread.note
+
+
+async def check_folders_are_created_renamed_and_special_ones_kept(env: Conformance) -> None:
+    backend = env.backend
+    name = unique("Made")
+    made = await backend.create_folder(None, name)
+    assert made.name == name and made.role is None
+    child = await backend.create_folder(made, "Child")
+    assert child.parent == made.ref and child.path == f"{name}/Child"
+    renamed = await backend.rename_folder(child, "Renamed")
+    assert renamed.path == f"{name}/Renamed"
+    with pytest.raises(NotFound):
+        await backend.resolve_folder(f"{name}/Child", "folder")
+    sent = await backend.resolve_folder("sent", "folder")
+    with pytest.raises(Unsupported):
+        await backend.rename_folder(sent, "Elsewhere")
+    assert (await backend.resolve_folder("sent", "folder")).ref == sent.ref
+
+
+async def check_replies_and_forwards_are_drafted_and_threaded(env: Conformance) -> None:
+    backend = env.backend
+    name = unique("Respond")
+    original_id = f"<{name}@example.org>"
+    folder = await env.seed.fresh_folder(
+        name,
+        [
+            SeedMessage(
+                f"{name} plan",
+                message_id=original_id,
+                text="The plan is ready.\n",
+                to=(ALICE, Person("Dan", "dan@example.org")),
+                reply_to=(Person("Plans", "plans@example.org"),),
+            )
+        ],
+    )
+    item = (await backend.list_messages(folder, MessageFilter(), PageRequest(limit=5))).items[0]
+    reply = await backend.create_response(item.ref, "reply_all", DraftContent(text="Thanks!"))
+    read = await backend.read(reply, ReadRequest(view="full"))
+    assert read.is_draft and (read.subject or "").lower().startswith("re:")
+    assert [p.address for p in read.to] == ["plans@example.org"]
+    assert "dan@example.org" in [p.address for p in read.cc]
+    assert read.body is not None and "Thanks!" in read.body.text
+    assert "The plan is ready." in read.body.text
+    frozen = await backend.freeze(reply)
+    assert original_id in frozen.record.get("in_reply_to", original_id)
+    forward = await backend.create_response(
+        item.ref, "forward", DraftContent(to=(Person("Eve", "eve@example.org"),), text="FYI")
+    )
+    forwarded = await backend.read(forward, ReadRequest(view="full"))
+    assert [p.address for p in forwarded.to] == ["eve@example.org"]
+    assert forwarded.attachments or (forwarded.body and "The plan is ready." in forwarded.body.text)
+    try:
+        await backend.discard_draft(forward)
+    except Unsupported:
+        assert not backend.capabilities.permanent_delete  # IMAP without UIDPLUS keeps it
+    else:
+        with pytest.raises(NotFound):
+            await backend.read(forward, ReadRequest(with_body=False))
+
+
 CHECKS: tuple[Check, ...] = (
     check_folders_have_roles_counts_and_resolve,
     check_list_is_newest_first_and_pages_continue,
@@ -407,4 +495,7 @@ CHECKS: tuple[Check, ...] = (
     check_copy_move_trash_and_delete,
     check_draft_freeze_send_verify,
     check_unsupported_is_refused_before_any_change,
+    check_threads_gather_a_conversation_oldest_first,
+    check_folders_are_created_renamed_and_special_ones_kept,
+    check_replies_and_forwards_are_drafted_and_threaded,
 )
