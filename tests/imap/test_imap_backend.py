@@ -321,40 +321,63 @@ async def test_hostile_mime_gives_text_or_a_clear_error_and_serving_goes_on(
     assert any(f.role == "inbox" for f in again.items)
 
 
+ALTERNATIVE = (
+    b"--alt\r\nContent-Type: text/plain\r\n\r\nplain\r\n"
+    b"--alt\r\nContent-Type: text/html\r\n\r\n<p>html</p>\r\n--alt--\r\n"
+)
+
+
+@pytest.mark.parametrize("count", [2, 3, 4])  # imap_list_scan_messages = 3: L-1, L, L+1
 async def test_a_filtered_listing_stops_at_the_scan_bound_and_goes_on_from_there(
-    dovecot: Dovecot, alice: ServerSettings
+    dovecot: Dovecot, alice: ServerSettings, count: int
 ) -> None:
     name = unique("Scan")
     imap = dovecot.imaplib()
     imap.create(name)
-    alternative = (
-        b"--alt\r\nContent-Type: text/plain\r\n\r\nplain\r\n"
-        b"--alt\r\nContent-Type: text/html\r\n\r\n<p>html</p>\r\n--alt--\r\n"
-    )
-    for i in range(7):  # multipart, so SEARCH cannot rule them out; none has an attachment
-        raw = raw_message(
-            unique(f"plain{i}"),
-            alternative,
-            b"Content-Type: multipart/alternative; boundary=alt\r\n",
-        )
-        imap.append(name, "", None, raw)
+    for i in range(count):  # multipart, so SEARCH cannot rule them out; none has an attachment
+        headers = b"Content-Type: multipart/alternative; boundary=alt\r\n"
+        imap.append(name, "", None, raw_message(unique(f"plain{i}"), ALTERNATIVE, headers))
     imap.logout()
     limits = dataclasses.replace(DEFAULT_LIMITS, imap_list_scan_messages=3)
     backend = make_backend(alice, limits=limits)
     folder = await backend.resolve_folder(name, "folder")
-    where = MessageFilter(has_attachments=True)
-    seen = 0
     page = await backend.list_messages(folder, MessageFilter(), PageRequest(limit=10))
-    assert len(page.items) == 7  # without an exact filter, no scan bound applies
+    assert len(page.items) == count  # without an exact filter no scan bound applies
+    where = MessageFilter(has_attachments=True)
     page = await backend.list_messages(folder, where, PageRequest(limit=10))
-    while True:
-        assert page.items == []
-        seen += 1
-        if page.next is None:
-            break
-        assert "imap_list_scan_messages" in (page.note or "")
-        page = await backend.list_messages(folder, where, PageRequest(limit=10, position=page.next))
-    assert seen == 3  # 3 + 3 + 1 messages checked
-    with pytest.raises(NotFound):
-        await backend.resolve_folder(unique("Missing"), "folder")
+    assert page.items == []
+    if count <= 3:
+        assert page.next is None and page.note is None
+    else:
+        assert page.next is not None and "imap_list_scan_messages" in (page.note or "")
+        rest = await backend.list_messages(folder, where, PageRequest(limit=10, position=page.next))
+        assert rest.items == [] and rest.next is None
+    await backend.aclose()
+
+
+@pytest.mark.parametrize("count", [2, 3, 4])  # imap_thread_messages = 3: L-1, L, L+1
+async def test_a_conversation_is_gathered_up_to_its_bound(
+    dovecot: Dovecot, alice: ServerSettings, count: int
+) -> None:
+    name = unique("Conversation")
+    imap = dovecot.imaplib()
+    imap.create(name)
+    previous = ""
+    for i in range(count):
+        own = f"<{name}-{i}@example.org>"
+        refs = f"In-Reply-To: {previous}\r\nReferences: {previous}\r\n" if previous else ""
+        raw = raw_message(f"{name}-{i}").replace(
+            f"Message-ID: <{name}-{i}@example.org>".encode(),
+            f"Message-ID: {own}\r\n{refs}".encode().rstrip(b"\r\n"),
+        )
+        imap.append(name, "", None, raw)
+        previous = own
+    imap.logout()
+    limits = dataclasses.replace(DEFAULT_LIMITS, imap_thread_messages=3)
+    backend = make_backend(alice, limits=limits)
+    folder = await backend.resolve_folder(name, "folder")
+    newest = (await backend.list_messages(folder, MessageFilter(), PageRequest(limit=1))).items[0]
+    thread = await backend.thread(newest.ref, PageRequest(limit=10))
+    assert len(thread.items) == min(count, 3)
+    assert "imap_thread_messages" in (thread.note or "")
     await backend.aclose()
