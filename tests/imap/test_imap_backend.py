@@ -10,8 +10,13 @@ from __future__ import annotations
 import dataclasses
 import email.utils
 import itertools
+import json
+import subprocess
+import sys
+import time
 import tracemalloc
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
 import trio
@@ -31,6 +36,7 @@ from mfconnector.mail.model import Folder, Person
 from mfconnector.mail.outgoing import DraftContent
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import account_tag
+from mfconnector.writes.store import Preparation, SendStore
 
 pytestmark = pytest.mark.slow
 
@@ -380,4 +386,71 @@ async def test_a_conversation_is_gathered_up_to_its_bound(
     thread = await backend.thread(newest.ref, PageRequest(limit=10))
     assert len(thread.items) == min(count, 3)
     assert "imap_thread_messages" in (thread.note or "")
+    await backend.aclose()
+
+
+WORKER = Path(__file__).parent / "imap_send_worker.py"
+
+
+async def test_two_processes_racing_one_preparation_deliver_it_once(
+    dovecot: Dovecot, smtp_relay: Relay, tmp_path: Path
+) -> None:
+    """The one-time claim in the shared state file (writes/store.py) in front of the IMAP
+    backend's send: two real processes, one SQLite file, one SMTP relay into Dovecot."""
+    relay = smtp_relay()
+    settings = ServerSettings("127.0.0.1", dovecot.imap_port, "plain", "alice", dovecot.password)
+    backend = make_backend(settings, smtp=smtp_settings(relay))
+    draft = await backend.create_draft(
+        DraftContent(to=(Person("Bob", "bob@example.org"),), subject=unique("race"), text="Once.\n")
+    )
+    frozen = await backend.freeze(draft)
+    state = tmp_path / "state" / "sends.sqlite3"
+    store = SendStore(state)
+    now = time.time()
+    store.save(Preparation("prep-1", "work", "", str(draft), frozen.digest, {}, now, now + 600))
+    store.close()
+    go = tmp_path / "go"
+    argv = [
+        str(state),
+        "prep-1",
+        frozen.digest,
+        str(draft),
+        str(dovecot.imap_port),
+        str(relay.port),
+        str(go),
+    ]
+    racers = [
+        subprocess.Popen([sys.executable, str(WORKER), *argv], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    await trio.sleep(0.5)  # both interpreters up and waiting
+    go.write_text("go")
+    answers = [json.loads(r.communicate(timeout=60)[0]) for r in racers]
+    claims = sorted(a["claim"] for a in answers)
+    assert claims == ["claimed", "done"], answers
+    assert [a.get("outcome") for a in answers if a["claim"] == "claimed"] == ["sent"]
+    assert len(relay.received) == 1
+    assert bob_copies(dovecot, frozen.message_id or "") == 1
+    await backend.aclose()
+
+
+async def test_a_cancelled_read_discards_its_connection_and_the_next_read_is_fresh(
+    dovecot: Dovecot, alice: ServerSettings
+) -> None:
+    name = unique("Cancelled")
+    append(dovecot, name, raw_message(unique("cancelled"), b"word " * 1_000_000))
+    limits = dataclasses.replace(DEFAULT_LIMITS, imap_fetch_chunk_bytes=2_048)
+    backend = make_backend(alice, limits=limits)  # 5 MiB in 2 KB fetches: 2,560 round trips
+    folder = await backend.resolve_folder(name, "folder")
+    item = await only_message(backend, folder)
+    assert backend.pool.opened == 1
+    with trio.move_on_after(0.05) as scope:
+        await backend.read(item.ref, ReadRequest())  # type: ignore[attr-defined]
+    assert scope.cancelled_caught, "the read finished before it could be cancelled"
+    # Cancelled inside a command, the connection is discarded (its framing is lost);
+    # cancelled while waiting for the connection's lock, nothing was sent and it is sound.
+    discarded = backend.pool.idle == 0
+    message = await backend.read(item.ref, ReadRequest(with_body=False))  # type: ignore[attr-defined]
+    assert message.ref == item.ref and message.subject == item.subject  # type: ignore[attr-defined]
+    assert backend.pool.opened == (2 if discarded else 1)
     await backend.aclose()
