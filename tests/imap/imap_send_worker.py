@@ -24,9 +24,7 @@ from mfconnector.writes.store import SendStore
 
 
 async def race(argv: list[str]) -> dict[str, object]:
-    state, prepared_id, digest, draft, imap_port, smtp_port, go = argv
-    while not Path(go).exists():
-        time.sleep(0.005)
+    state, prepared_id, digest, draft, imap_port, smtp_port, _ = argv
     store = SendStore(Path(state))
     claim = store.claim(prepared_id, "work", "", digest)
     if claim.status != "claimed":
@@ -51,4 +49,6 @@ async def race(argv: list[str]) -> dict[str, object]:
 
 
 if __name__ == "__main__":
+    while not Path(sys.argv[7]).exists():
+        time.sleep(0.005)
     print(json.dumps(trio.run(race, sys.argv[1:])))

@@ -29,7 +29,6 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.mail.failures import (
     Ambiguous,
     Conflict,
-    NotFound,
     StaleReference,
 )
 from mfconnector.mail.model import Folder, Person
@@ -419,13 +418,19 @@ async def test_two_processes_racing_one_preparation_deliver_it_once(
         str(relay.port),
         str(go),
     ]
-    racers = [
-        subprocess.Popen([sys.executable, str(WORKER), *argv], stdout=subprocess.PIPE, text=True)
-        for _ in range(2)
-    ]
-    await trio.sleep(0.5)  # both interpreters up and waiting
-    go.write_text("go")
-    answers = [json.loads(r.communicate(timeout=60)[0]) for r in racers]
+
+    def race() -> list[dict[str, object]]:
+        racers = [
+            subprocess.Popen(
+                [sys.executable, str(WORKER), *argv], stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(2)
+        ]
+        time.sleep(0.5)  # both interpreters up and waiting
+        go.write_text("go")
+        return [json.loads(r.communicate(timeout=60)[0]) for r in racers]
+
+    answers = await trio.to_thread.run_sync(race)
     claims = sorted(a["claim"] for a in answers)
     assert claims == ["claimed", "done"], answers
     assert [a.get("outcome") for a in answers if a["claim"] == "claimed"] == ["sent"]
