@@ -18,6 +18,7 @@ Drafting, freezing and sending are in ``imap.outgoing``.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
@@ -66,7 +67,7 @@ from mfconnector.mail.model import (
 )
 from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
-from mfconnector.mail.refs import AccountTag, Reference, parse_reference
+from mfconnector.mail.refs import REFERENCE_PATTERN, AccountTag, Reference, parse_reference
 from mfconnector.mime import read_message
 from mfconnector.mime.decode import decode_body
 from mfconnector.shaping import redact_text
@@ -142,7 +143,7 @@ class ImapMailBackend:
     @property
     def capabilities(self) -> MailCapabilities:
         offered = self.server_capabilities
-        statuses, _ = describe(offered)
+        statuses, append_limit = describe(offered)
         missing = [(s.name, s.without_it) for s in statuses if not s.offered]
         if self.smtp is None:
             missing.append(("SMTP", "no SMTP server is configured: sending is unsupported"))
@@ -158,6 +159,7 @@ class ImapMailBackend:
             categories=True,
             append_sent=self.append_sent,
             sending=self.smtp is not None,
+            max_message_bytes=append_limit,
             missing=tuple(missing),
         )
 
@@ -229,9 +231,12 @@ class ImapMailBackend:
                 if folder.ref == ref:
                     return folder
             raise NotFound(f"`{argument}`: the folder {name!r} no longer exists")
-        if len(value) > 4 and value[0] in "mig" and value[3] == "." and value[1:3].isalnum():
-            parse_reference(value, self._tag, argument)  # another account's: refused
-        return find_folder(every, value, argument)
+        try:
+            return find_folder(every, value, argument)
+        except NotFound:
+            if re.match(REFERENCE_PATTERN, value):
+                parse_reference(value, self._tag, argument)  # another account's: stale
+            raise
 
     def folder_name(self, folder: Folder) -> str:
         name = folder_name_of(folder.ref)

@@ -52,6 +52,8 @@ class MailCapabilities:
     """After a send, this server files the copy in Sent itself (SMTP)."""
     sending: bool = True
     """Sending is possible (IMAP: an SMTP server is configured)."""
+    max_message_bytes: int | None = None
+    """The largest message the provider says it accepts (IMAP APPENDLIMIT), if it says."""
     missing: Sequence[tuple[str, str]] = field(default_factory=tuple)
 
 

@@ -272,6 +272,9 @@ async def check_foreign_and_stale_references_are_refused(env: Conformance) -> No
         parse_reference(mine, foreign.tag, "message_id")
     with pytest.raises(StaleReference):
         parse_reference("not-a-reference", backend.tag, "message_id")
+    foreign_folder = str(Reference(foreign.tag, folder.ref.native))
+    with pytest.raises(StaleReference):
+        await backend.resolve_folder(foreign_folder, "folder")
     # A reference of this account's tag that the backend cannot read is stale, not a crash.
     garbled = Reference(backend.tag, "zz" + page.items[0].ref.native[2:] + "\u202e")
     with pytest.raises((StaleReference, NotFound)):
