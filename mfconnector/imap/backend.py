@@ -676,12 +676,7 @@ class ImapMailBackend:
     async def move(self, message: Reference, target: Folder) -> Reference | None:
         where = parse_message(message)
         destination = self.folder_name(target)
-        if not (self.has("MOVE") or self.has("UIDPLUS")):
-            raise Unsupported(
-                "this IMAP server offers neither MOVE nor UIDPLUS: a move could not remove "
-                "exactly this message from its folder, so it is not offered",
-                details={"provider": "imap", "capability": "MOVE"},
-            )
+        self._require_move()
         if where.folder == destination:
             return message
 
@@ -699,6 +694,14 @@ class ImapMailBackend:
             return self._copied(copied, where, destination)
 
         return await self.run("moving the message", operation)
+
+    def _require_move(self) -> None:
+        if not (self.has("MOVE") or self.has("UIDPLUS")):
+            raise Unsupported(
+                "this IMAP server offers neither MOVE nor UIDPLUS: a move could not remove "
+                "exactly this message from its folder, so it is not offered",
+                details={"provider": "imap", "capability": "MOVE"},
+            )
 
     async def set_flags(self, message: Reference, change: FlagChange) -> MessageSummary | None:
         where = parse_message(message)
@@ -741,6 +744,8 @@ class ImapMailBackend:
         return await self.run("changing the flags", operation)
 
     async def trash(self, message: Reference) -> Reference | None:
+        parse_message(message)
+        self._require_move()
         trash = await self.role_folder("trash")
         if trash is None:
             raise Unsupported("this mailbox has no Trash folder (no \\Trash special-use folder)")

@@ -338,8 +338,10 @@ async def check_copy_move_trash_and_delete(env: Conformance) -> None:
     else:
         with pytest.raises(Unsupported):
             await backend.move(items[1].ref, target)
+        with pytest.raises(Unsupported):
+            await backend.trash(items[2].ref)
         left = (await backend.list_messages(source, MessageFilter(), PageRequest(limit=5))).items
-        assert len(left) == 3, "an unsupported move must change nothing"
+        assert len(left) == 3, "an unsupported move or trash must change nothing"
     if caps.permanent_delete:
         await backend.delete_permanently(items[0].ref)
         left = (await backend.list_messages(source, MessageFilter(), PageRequest(limit=5))).items
