@@ -36,6 +36,7 @@ __all__ = [
     "add_imap_arguments",
     "imap_account",
     "imap_settings_from",
+    "imap_settings_from_table",
     "keyring_password",
     "parse_server",
     "start_account",
@@ -111,50 +112,137 @@ def imap_settings_from(
     name: str = "imap",
 ) -> ImapAccountSettings | None:
     """The IMAP account the flags and environment describe; None when no ``--imap``."""
-    server = _pick(args, "imap", env, "MFC_IMAP")
-    if server is None:
+    values = {
+        "imap": _pick(args, "imap", env, "MFC_IMAP"),
+        "imap_user": _pick(args, "imap_user", env, "MFC_IMAP_USER"),
+        "imap_security": getattr(args, "imap_security", None),
+        "smtp": _pick(args, "smtp", env, "MFC_SMTP"),
+        "smtp_security": getattr(args, "smtp_security", None),
+        "smtp_user": _pick(args, "smtp_user", env, "MFC_SMTP_USER"),
+        "from": _pick(args, "mail_from", env, "MFC_FROM"),
+        "append_sent": not bool(getattr(args, "no_append_sent", False)),
+    }
+    if values["imap"] is None:
         return None
+    return _settings(
+        name,
+        values,
+        imap_password=env.get("MFC_IMAP_PASSWORD"),
+        smtp_password=env.get("MFC_SMTP_PASSWORD"),
+        password_names=("MFC_IMAP_PASSWORD", "MFC_SMTP_PASSWORD"),
+        ca_file=ca_file,
+        password_lookup=password_lookup,
+        flags=True,
+    )
+
+
+TABLE_KEYS = frozenset(
+    {"provider", "imap", "imap_user", "imap_security", "smtp", "smtp_security", "smtp_user",
+     "from", "append_sent"}
+)  # fmt: skip
+"""What an ``imap`` account's table in ``--accounts FILE`` may hold (no secret ever)."""
+
+
+def imap_settings_from_table(
+    name: str,
+    table: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    ca_file: Path | None = None,
+    password_lookup: Callable[[str, str], str | None] = keyring_password,
+) -> ImapAccountSettings:
+    """An ``imap`` account of an accounts file (``[accounts.NAME]``, the same settings as
+    the flags, snake_case). Passwords come from ``MFC_IMAP_PASSWORD_<NAME>`` and
+    ``MFC_SMTP_PASSWORD_<NAME>`` (NAME upper-cased, ``-`` as ``_``) or the keyring; a
+    password in the file is refused, never read."""
+    unknown = sorted(set(table) - TABLE_KEYS)
+    secret = [key for key in unknown if "pass" in key.lower() or "secret" in key.lower()]
+    if secret:
+        raise MailSettingsError(
+            f"account {name!r}: passwords never go in the accounts file ({', '.join(secret)}); "
+            f"set MFC_IMAP_PASSWORD_{_env_name(name)} or use the OS keyring"
+        )
+    if unknown:
+        raise MailSettingsError(f"account {name!r}: unknown settings {', '.join(unknown)}")
+    for key in TABLE_KEYS - {"append_sent"}:
+        if key in table and not isinstance(table[key], str):
+            raise MailSettingsError(f"account {name!r}: {key} must be a string")
+    if not isinstance(table.get("append_sent", True), bool):
+        raise MailSettingsError(f"account {name!r}: append_sent must be true or false")
+    if not table.get("imap"):
+        raise MailSettingsError(f'account {name!r}: an imap account needs imap = "HOST[:PORT]"')
+    suffix = _env_name(name)
+    names = (f"MFC_IMAP_PASSWORD_{suffix}", f"MFC_SMTP_PASSWORD_{suffix}")
+    return _settings(
+        name,
+        {**table, "append_sent": table.get("append_sent", True)},
+        imap_password=env.get(names[0]),
+        smtp_password=env.get(names[1]),
+        password_names=names,
+        ca_file=ca_file,
+        password_lookup=password_lookup,
+        flags=False,
+    )
+
+
+def _env_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+
+
+def _settings(
+    name: str,
+    values: Mapping[str, Any],
+    *,
+    imap_password: str | None,
+    smtp_password: str | None,
+    password_names: tuple[str, str],
+    ca_file: Path | None,
+    password_lookup: Callable[[str, str], str | None],
+    flags: bool,
+) -> ImapAccountSettings:
+    def said(key: str) -> str:
+        return f"--{key.replace('_', '-')}" if flags else f"{key} (account {name!r})"
+
     from mfconnector.net.tls import verifying_context
 
     context = verifying_context(ca_file)
-    security = _security(getattr(args, "imap_security", None), "tls", "--imap-security")
-    host, port = parse_server(server, security, IMAP_PORTS, "--imap")
-    user = _pick(args, "imap_user", env, "MFC_IMAP_USER")
-    if user is None:
-        raise MailSettingsError("--imap needs --imap-user (MFC_IMAP_USER)")
-    password = env.get("MFC_IMAP_PASSWORD") or password_lookup(user, host)
+    security = _security(values.get("imap_security"), "tls", said("imap_security"))
+    host, port = parse_server(str(values["imap"]), security, IMAP_PORTS, said("imap"))
+    user = values.get("imap_user")
+    if not user:
+        raise MailSettingsError(f"{said('imap')} needs {said('imap_user')}")
+    password = imap_password or password_lookup(user, host)
     if not password:
         raise MailSettingsError(
-            f"no password for {user} at {host}: set MFC_IMAP_PASSWORD, or store it in the OS "
+            f"no password for {user} at {host}: set {password_names[0]}, or store it in the OS "
             f"keyring (service {KEYRING_SERVICE!r}, user '{user}@{host}'); never a flag"
         )
     imap = ServerSettings(host, port, security, user, password, ssl_context=context)
     smtp = None
-    smtp_server = _pick(args, "smtp", env, "MFC_SMTP")
     shown: dict[str, Any] = {"imap": f"{host}:{port}", "imap_security": security, "user": user}
-    if smtp_server is not None:
-        smtp_security = _security(
-            getattr(args, "smtp_security", None), "starttls", "--smtp-security"
+    if values.get("smtp"):
+        smtp_security = _security(values.get("smtp_security"), "starttls", said("smtp_security"))
+        smtp_host, smtp_port = parse_server(
+            str(values["smtp"]), smtp_security, SMTP_PORTS, said("smtp")
         )
-        smtp_host, smtp_port = parse_server(smtp_server, smtp_security, SMTP_PORTS, "--smtp")
-        smtp_user = _pick(args, "smtp_user", env, "MFC_SMTP_USER") or user
-        smtp_password = (
-            env.get("MFC_SMTP_PASSWORD")
+        smtp_user = values.get("smtp_user") or user
+        smtp_secret = (
+            smtp_password
             or (password_lookup(smtp_user, smtp_host) if smtp_user != user else None)
             or password
         )
         smtp = ServerSettings(
-            smtp_host, smtp_port, smtp_security, smtp_user, smtp_password, ssl_context=context
+            smtp_host, smtp_port, smtp_security, smtp_user, smtp_secret, ssl_context=context
         )
         shown.update(smtp=f"{smtp_host}:{smtp_port}", smtp_security=smtp_security)
-    sender_address = _pick(args, "mail_from", env, "MFC_FROM") or (user if "@" in user else "")
+    sender_address = values.get("from") or (user if "@" in user else "")
     shown["from"] = sender_address
     return ImapAccountSettings(
         name=name,
         imap=imap,
         smtp=smtp,
         sender=Person("", sender_address),
-        append_sent=not bool(getattr(args, "no_append_sent", False)),
+        append_sent=bool(values.get("append_sent", True)),
         shown=shown,
     )
 

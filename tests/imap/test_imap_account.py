@@ -196,3 +196,45 @@ def test_the_server_process_refuses_plain_to_a_remote_host_in_our_words() -> Non
     said = done.stderr.decode()
     assert "only to a loopback address" in said and "Traceback" not in said
     assert SECRET not in said
+
+
+def test_an_accounts_file_table_takes_the_same_settings_and_never_a_password() -> None:
+    import tomllib
+
+    from mfconnector.imap.account import imap_settings_from_table
+
+    parsed = tomllib.loads(
+        """
+        [accounts.home-mail]
+        provider = "imap"
+        imap = "imap.example.org"
+        imap_user = "ann@example.org"
+        smtp = "smtp.example.org:465"
+        smtp_security = "tls"
+        append_sent = false
+        """
+    )
+    table = parsed["accounts"]["home-mail"]
+    found = imap_settings_from_table(
+        "home-mail", table, {"MFC_IMAP_PASSWORD_HOME_MAIL": SECRET}, password_lookup=no_keyring
+    )
+    assert (found.imap.port, found.smtp.port if found.smtp else None) == (993, 465)
+    assert found.imap.password == SECRET and not found.append_sent
+    with pytest.raises(MailSettingsError, match="never go in the accounts file") as caught:
+        imap_settings_from_table(
+            "home-mail", {**table, "password": SECRET}, {}, password_lookup=no_keyring
+        )
+    assert SECRET not in str(caught.value)
+    with pytest.raises(MailSettingsError, match="unknown settings colour"):
+        imap_settings_from_table(
+            "x", {"imap": "h", "colour": "red"}, {}, password_lookup=no_keyring
+        )
+    with pytest.raises(MailSettingsError, match="MFC_IMAP_PASSWORD_HOME_MAIL"):
+        imap_settings_from_table("home-mail", table, {}, password_lookup=no_keyring)
+    with pytest.raises(MailSettingsError, match="only to a loopback address"):
+        imap_settings_from_table(
+            "x",
+            {"imap": "mail.example.org", "imap_security": "plain", "imap_user": "a"},
+            {"MFC_IMAP_PASSWORD_X": SECRET},
+            password_lookup=no_keyring,
+        )
