@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from mfconnector.auth import TokenProvider
     from mfconnector.graph.client import GraphClient
-    from mfconnector.mail.accounts import Account
+    from mfconnector.mail.accounts import Account, AccountSet
     from mfconnector.net.settings import NetworkSettings
     from mfconnector.server import McpServer
     from mfconnector.stdio import StdioKind
@@ -35,6 +35,8 @@ __all__ = ["build_parser", "main"]
 EXIT_OK = 0
 EXIT_USAGE = 2
 FIXTURE_TOKEN = "fixture-token-not-a-secret"
+DEFAULT_ACCOUNT = "default"
+"""The one account the single-account flags define (its name derives the reference tag)."""
 """Demo and fixture modes still send a bearer token, so the same header code path runs."""
 
 
@@ -253,7 +255,7 @@ def _context(
             )
 
         source = str(args.fixtures)
-    elif (imap := _imap_account(args, limits)) is not None:
+    elif (imap := _imap_account(args, limits, gates or Gates())) is not None:
         mode = "live"
         source = None
         all_files = False
@@ -287,15 +289,20 @@ def _context(
         mailbox=_mailbox(args),
         time_zone=_time_zone(args),
         all_files=all_files,
+        accounts=_imap_accounts(imap)
+        if imap is not None
+        else _accounts(graph, limits, user_path, cloud, gates or Gates()),
     )
-    if imap is not None:
-        from mfconnector.mail.accounts import AccountSet
-
-        context.accounts = AccountSet([imap])
     return context, graph
 
 
-def _imap_account(args: argparse.Namespace, limits: Limits) -> Account | None:
+def _imap_accounts(imap: Account) -> AccountSet:
+    from mfconnector.mail.accounts import AccountSet
+
+    return AccountSet([imap])
+
+
+def _imap_account(args: argparse.Namespace, limits: Limits, gates: Gates) -> Account | None:
     """The IMAP/SMTP account of ``--imap`` (or ``MFC_IMAP``), or None (issue 19)."""
     import os
 
@@ -308,7 +315,32 @@ def _imap_account(args: argparse.Namespace, limits: Limits) -> Account | None:
         settings = imap_settings_from(args, os.environ, ca_file=network.ca_file)
     except MailSettingsError as error:
         raise UsageError(str(error)) from None
-    return imap_account(settings, limits) if settings is not None else None
+    if settings is None:
+        return None
+    return imap_account(settings, limits, frozenset(gates.names))
+
+
+def _accounts(
+    graph: _LazyGraph, limits: Limits, user_path: str, cloud: str, gates: Gates
+) -> AccountSet:
+    """One Microsoft 365 account, ``default``, served through Graph (``--accounts`` adds
+    more once it exists), in its cloud (which decides what it offers) and with the gates
+    in force."""
+    from mfconnector.graph.mail_backend import graph_account
+    from mfconnector.mail.accounts import AccountSet
+
+    return AccountSet(
+        [
+            graph_account(
+                DEFAULT_ACCOUNT,
+                graph,
+                limits,
+                own_path=user_path,
+                cloud=cloud,
+                gates=frozenset(gates.names),
+            )
+        ]
+    )
 
 
 def _write_setup(
@@ -414,7 +446,10 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     except (StdioChoiceError, FixtureError, GateConfigError, UsageError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
-    server = McpServer(listed_tools(gates), context, hidden_tools(gates), instructions(gates))
+    offered = [account.mail.capabilities for account in context.accounts or ()]
+    server = McpServer(
+        listed_tools(gates, offered), context, hidden_tools(gates, offered), instructions(gates)
+    )
     terminal = _stdin_is_terminal()  # asked before the protocol takes stdin over
 
     def announce() -> None:

@@ -188,11 +188,11 @@ def clip_window(
     window, cut = clip_text(text[offset:], limit)
     if not cut and not offset:
         return window, None
-    record: dict[str, Any] = {"totalChars": total, "offset": offset, "returnedChars": len(window)}
+    record: dict[str, Any] = {"total_chars": total, "offset": offset, "returned_chars": len(window)}
     if offset:
-        record["charsBefore"] = offset
+        record["chars_before"] = offset
     if cut:
-        record["nextOffset"] = offset + len(window)
+        record["next_offset"] = offset + len(window)
     return window, record
 
 
@@ -201,7 +201,7 @@ def _bound(value: Any, skipped: Skipped, path: str, max_chars: int, max_items: i
         clipped, cut = clip_text(value, max_chars)
         if cut:
             skipped.fields.append(
-                {"path": path, "originalChars": len(value), "keptChars": max_chars}
+                {"path": path, "original_chars": len(value), "kept_chars": max_chars}
             )
         return clipped
     if isinstance(value, Mapping):
@@ -213,7 +213,7 @@ def _bound(value: Any, skipped: Skipped, path: str, max_chars: int, max_items: i
         kept = value[:max_items]
         if len(value) > max_items:
             skipped.fields.append(
-                {"path": path, "originalItems": len(value), "keptItems": max_items}
+                {"path": path, "original_items": len(value), "kept_items": max_items}
             )
         return [
             _bound(item, skipped, f"{path}[{index}]", max_chars, max_items)

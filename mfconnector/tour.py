@@ -100,22 +100,22 @@ def _skipped_lines(result: dict[str, Any], is_error: bool) -> list[str]:
     lines = [f"incomplete (isError={str(is_error).lower()}) — it says what it left out:"]
     items = skipped.get("items")
     if items:
-        more = "more pages in Graph" if items.get("morePages") else f"{items.get('count')} more"
+        more = "more pages in Graph" if items.get("more_pages") else f"{items.get('count')} more"
         cursor = items.get("cursor")
         how = f"continue with cursor={cursor[:24]}…" if cursor else items.get("note", "")
         lines.append(f"  items: {more}; {how}")
     text = skipped.get("text")
     if text:
-        if "nextOffset" in text:
+        if "next_offset" in text:
             lines.append(
-                f"  text: {text.get('returnedChars')} of {text.get('totalChars')} characters; "
-                f"continue with offset {text['nextOffset']}"
+                f"  text: {text.get('returned_chars')} of {text.get('total_chars')} characters; "
+                f"continue with offset {text['next_offset']}"
             )
         if "note" in text:
             lines.append(f"  text: {text['note']}")
     for entry in skipped.get("fields", [])[:3]:
-        kept = entry.get("keptChars", entry.get("keptItems"))
-        original = entry.get("originalChars", entry.get("originalItems"))
+        kept = entry.get("kept_chars", entry.get("kept_items"))
+        original = entry.get("original_chars", entry.get("original_items"))
         lines.append(f"  field {entry['path']}: kept {kept} of {original}")
     removed = skipped.get("removed")
     if removed:
@@ -313,7 +313,7 @@ def _tour(client: _Client, out: IO[str]) -> None:
             out.write(f"{path}: {read.get('error', {}).get('message', 'not read')}\n")
             continue
         parts = [part["name"] for part in content.get("parts", [])]
-        count = content.get("partsTotal", 0)
+        count = content.get("parts_total", 0)
         out.write(f"{path} ({content.get('format')}, {count} part{'' if count == 1 else 's'}")
         out.write(f": {_short(', '.join(parts), 60)})\n" if parts else ")\n")
         lines = [line for line in content.get("text", "").splitlines() if line.strip()]
@@ -347,7 +347,9 @@ def _progress_read(client: _Client, out: IO[str]) -> None:
         total = f" of {note['total']:,}" if "total" in note else ""
         out.write(f"  progress {note['progress']:,}{total}: {note.get('message', '')}\n")
     content = read.get("content", {})
-    out.write(f"  then the result: {content.get('partsTotal', 0)} pages of {content.get('format')}")
+    out.write(
+        f"  then the result: {content.get('parts_total', 0)} pages of {content.get('format')}"
+    )
     out.write(f", {'an error' if is_error else 'complete'}\n")
 
 

@@ -21,7 +21,10 @@ from loopback import LoopbackServer, RecordedRequest, Reply
 from mcp_schemas import assert_valid
 
 from mfconnector.graph.client import GraphClient
+from mfconnector.graph.mail_backend import graph_account
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.mail.accounts import AccountSet
+from mfconnector.mail.refs import account_tag
 from mfconnector.tools.base import ToolContext
 from mfconnector.tools.gated import hidden_tools, listed_tools
 from mfconnector.writes.gates import Gates
@@ -43,6 +46,25 @@ TEST_SECONDS = 30
 DRAFTS_FOLDER = "AAMkAGDraftsFolder" + "Dr" * 40 + "AAA="
 DELETED_FOLDER = "AAMkAGDeletedItems" + "De" * 40 + "AAA="
 _counter = itertools.count()
+ACCOUNT_NAME = "default"
+TAG = account_tag("graph", ACCOUNT_NAME).tag
+"""The reference tag of the one account the acting sessions (and the CLI) serve."""
+
+
+def ref(native: str) -> str:
+    """A Graph id as this server hands it out: an exact reference of the account."""
+    return f"{TAG}.{native}"
+
+
+def native(reference: str) -> str:
+    """The Graph id inside a reference this server handed out."""
+    assert reference.startswith(f"{TAG}."), reference
+    return reference[len(TAG) + 1 :]
+
+
+def accounts_for(graph: Callable[[], Any], limits: Limits, cloud: str = "global") -> AccountSet:
+    """The one Graph account of a test session, as the CLI's wiring builds it."""
+    return AccountSet([graph_account(ACCOUNT_NAME, graph, limits, cloud=cloud)])
 
 
 def outlook_id(label: str) -> str:
@@ -388,6 +410,8 @@ async def acting_session(
     async def graph() -> GraphClient:
         return client
 
+    accounts = accounts_for(graph, limits, cloud)
+    offered = [account.mail.capabilities for account in accounts]
     context = ToolContext(
         limits=limits,
         mode="live",
@@ -395,15 +419,16 @@ async def acting_session(
         token_provider=tokens,
         graph_factory=graph,
         writes=setup if gates.any else None,
+        accounts=accounts,
     )
     with trio.fail_after(TEST_SECONDS * 2):
         async with (
             client,
             open_session(
-                tools=listed_tools(gates),
+                tools=listed_tools(gates, offered),
                 context=context,
                 limits=limits,
-                hidden=hidden_tools(gates),
+                hidden=hidden_tools(gates, offered),
             ) as session,
         ):
             yield Caller(session)

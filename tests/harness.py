@@ -67,6 +67,14 @@ async def _no_graph() -> Any:
     raise AssertionError("this test does not use Graph")
 
 
+def graph_accounts(graph: Any, limits: Limits = DEFAULT_LIMITS, user_path: str = "/me") -> Any:
+    """The one Graph account the CLI's wiring builds, around ``graph`` (a client factory)."""
+    from mfconnector.graph.mail_backend import graph_account
+    from mfconnector.mail.accounts import AccountSet
+
+    return AccountSet([graph_account("default", graph, limits, own_path=user_path)])
+
+
 def plain_context(limits: Limits = DEFAULT_LIMITS, *, allow_partial: bool = False) -> ToolContext:
     return ToolContext(
         limits=limits,
@@ -74,6 +82,7 @@ def plain_context(limits: Limits = DEFAULT_LIMITS, *, allow_partial: bool = Fals
         allow_partial=allow_partial,
         token_provider=StaticTokenProvider(None),
         graph_factory=_no_graph,
+        accounts=graph_accounts(_no_graph, limits),
     )
 
 
@@ -94,6 +103,7 @@ def client_context(
     async def graph() -> Any:
         return client
 
+    options.setdefault("accounts", graph_accounts(graph, limits, options.get("user_path", "/me")))
     return ToolContext(
         limits=limits,
         mode=mode,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acting import Draft, ScopedTokens, ScriptedMailbox, acting_session, outlook_id
+from acting import Draft, ScopedTokens, ScriptedMailbox, acting_session, outlook_id, ref
 from loopback import LoopbackServer, Reply
 
 from mfconnector.errors import AuthError
@@ -50,20 +50,18 @@ async def test_writes_cannot_file_mail_into_a_system_folder_by_name(
 ) -> None:
     async with acting_session(graph, gates=Gates(writes=True)) as tools:
         for arguments in (
-            {"action": "move", "message_id": MESSAGE, "destination": name},
-            {"action": "move", "message_id": MESSAGE, "destination": name.upper()},
+            {"action": "move", "message_id": ref(MESSAGE), "destination": name},
+            {"action": "move", "message_id": ref(MESSAGE), "destination": name.upper()},
         ):
             error = await tools.fail("mail_modify", arguments)
-            assert error["error_code"] == "unsupported_operation", error
+            assert error["error_code"] == "unsupported", error
         copy = await tools.fail(
-            "mail_create", {"action": "copy", "message_id": MESSAGE, "destination": name}
+            "mail_create", {"action": "copy", "message_id": ref(MESSAGE), "destination": name}
         )
         parent = await tools.fail("mail_create", {"action": "folder", "name": "x", "parent": name})
-        rename = await tools.fail(
-            "mail_modify", {"action": "rename", "folder_id": name, "name": "x"}
-        )
+        rename = await tools.fail("mail_modify", {"action": "rename", "folder": name, "name": "x"})
     for error in (copy, parent, rename):
-        assert error["error_code"] == "unsupported_operation", error
+        assert error["error_code"] == "unsupported", error
     assert graph.requests == [], "refused by name before any request"
 
 
@@ -76,21 +74,32 @@ def well_known_routes(graph: LoopbackServer) -> dict[str, str]:
     return ids
 
 
-@pytest.mark.parametrize("name", ["recoverableitemsdeletions", "outbox", "sentitems", "conflicts"])
+@pytest.mark.parametrize(
+    ("name", "described"),
+    [
+        ("recoverableitemsdeletions", "a system folder"),
+        ("outbox", "the outbox folder"),
+        ("sentitems", "the sent folder"),
+        ("conflicts", "a system folder"),
+    ],
+)
 async def test_writes_cannot_file_mail_into_a_system_folder_by_id(
-    graph: LoopbackServer, name: str
+    graph: LoopbackServer, name: str, described: str
 ) -> None:
     ids = well_known_routes(graph)
     graph.route("POST", f"{BASE}/messages/{MESSAGE}/move", Reply.json({"id": MESSAGE}, 201))
     async with acting_session(graph, gates=Gates(writes=True)) as tools:
         error = await tools.fail(
-            "mail_modify", {"action": "move", "message_id": MESSAGE, "destination": ids[name]}
+            "mail_modify",
+            {"action": "move", "message_id": ref(MESSAGE), "destination": ref(ids[name])},
         )
         inbox = await tools.ok(
-            "mail_modify", {"action": "move", "message_id": MESSAGE, "destination": ids["inbox"]}
+            "mail_modify",
+            {"action": "move", "message_id": ref(MESSAGE), "destination": ref(ids["inbox"])},
         )
-    assert error["error_code"] == "unsupported_operation" and name in error["message"]
-    assert inbox["moved"]["id"] == MESSAGE
+    # The refusal names the folder's neutral role (Graph's name for it is the backend's).
+    assert error["error_code"] == "unsupported" and described in error["message"]
+    assert inbox["moved"]["id"] == ref(MESSAGE)
     assert [r.method for r in graph.requests].count("POST") == 1, "only the inbox move was sent"
 
 
@@ -100,11 +109,11 @@ async def test_rename_refuses_every_well_known_folder_however_spelled(
 ) -> None:
     ids = well_known_routes(graph)
     async with acting_session(graph, gates=Gates(writes=True)) as tools:
-        for spelled in (name, name.title(), ids[name]):
+        for spelled in (name, name.title(), ref(ids[name])):
             error = await tools.fail(
-                "mail_modify", {"action": "rename", "folder_id": spelled, "name": "Mine"}
+                "mail_modify", {"action": "rename", "folder": spelled, "name": "Mine"}
             )
-            assert error["error_code"] == "unsupported_operation", (spelled, error)
+            assert error["error_code"] == "unsupported", (spelled, error)
     assert not [r for r in graph.requests if r.method != "GET"]
 
 
@@ -114,9 +123,9 @@ async def test_rename_refuses_a_child_of_a_system_folder(graph: LoopbackServer) 
     graph.route("GET", f"{BASE}/mailFolders/{FOLDER}", Reply.json(child))
     async with acting_session(graph, gates=Gates(writes=True)) as tools:
         error = await tools.fail(
-            "mail_modify", {"action": "rename", "folder_id": FOLDER, "name": "Mine"}
+            "mail_modify", {"action": "rename", "folder": ref(FOLDER), "name": "Mine"}
         )
-    assert error["error_code"] == "unsupported_operation" and "system folder" in error["message"]
+    assert error["error_code"] == "unsupported" and "system folder" in error["message"]
 
 
 @pytest.mark.parametrize(
@@ -141,7 +150,7 @@ async def test_scope_hints_name_the_login_command_with_every_gate(
             found.append(await tools.fail("mail_prepare", arguments))
             if gates.writes:
                 found.append(
-                    await tools.fail("mail_review", {"action": "draft", "message_id": MESSAGE})
+                    await tools.fail("mail_review", {"action": "draft", "message_id": ref(MESSAGE)})
                 )
     signing_in = [e for e in found if e["error_code"] in ("insufficient_scope", "auth_required")]
     assert {e["error_code"] for e in signing_in} == {"insufficient_scope", "auth_required"}
@@ -157,10 +166,14 @@ async def test_every_acting_call_is_logged_and_kept_for_recent(
     draft = mailbox.add(Draft(outlook_id("audited"), subject="Secret merger"))
     caplog.set_level(logging.INFO, logger="mfconnector.audit")
     async with acting_session(graph) as tools:
-        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
         prepared = await tools.ok(
             "mail_prepare",
-            {"action": "draft", "message_id": draft.id, "source_digest": read["source_digest"]},
+            {
+                "action": "draft",
+                "message_id": ref(draft.id),
+                "source_digest": read["source_digest"],
+            },
         )
         await tools.ok(
             "mail_send_confirmed",
@@ -173,11 +186,11 @@ async def test_every_acting_call_is_logged_and_kept_for_recent(
     assert all("Secret merger" not in line and "megan" not in line for line in lines)
     entries = recent["recent"]
     assert [(e["tool"], e.get("action"), e["outcome"]) for e in entries] == [
-        ("mail_modify", "trash", "invalid_arguments"),
+        ("mail_modify", "trash", "stale_reference"),
         ("mail_send_confirmed", None, "verified"),
         ("mail_prepare", "draft", "prepared"),
     ]
-    assert entries[1]["target"] == prepared["prepared_id"] and entries[2]["target"] == draft.id
+    assert entries[1]["target"] == prepared["prepared_id"] and entries[2]["target"] == ref(draft.id)
     assert json.loads(lines[1].split(" ", 2)[2])["outcome"] == "verified"
 
 
@@ -268,7 +281,7 @@ async def test_recent_shows_the_newest_entries_up_to_its_limit(
         for index in range(calls):
             await tools.fail("mail_modify", {"action": "trash", "message_id": f"bad{index}"})
         recent = await tools.ok("mail_review", {"action": "recent"})
-        extra = await tools.fail("mail_review", {"action": "recent", "message_id": MESSAGE})
+        extra = await tools.fail("mail_review", {"action": "recent", "message_id": ref(MESSAGE)})
     assert [e["target"] for e in recent["recent"]] == [f"bad{i}" for i in reversed(range(calls))][
         :3
     ]

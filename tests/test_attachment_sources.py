@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from acting import FAST, ScriptedMailbox, acting_session, outlook_id
+from acting import FAST, ScriptedMailbox, acting_session, native, outlook_id, ref
 from loopback import LoopbackServer, RecordedRequest, Reply
 
 ITEM = "01LOOPBACKBUDGETXLSX"
@@ -76,7 +76,7 @@ async def test_attachment_simple_upload_bytes_limit(graph: LoopbackServer, delta
         created = await tools.ok(
             "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
         )
-    draft_id = created["draft"]["id"]
+    draft_id = native(created["draft"]["id"])
     (attached,) = created["draft"]["attached"]
     assert attached == {
         "name": "Budget 2027.xlsx",
@@ -110,8 +110,8 @@ async def test_a_large_file_goes_up_in_chunks_without_the_token(graph: LoopbackS
         created = await tools.ok(
             "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
         )
-        draft_id = created["draft"]["id"]
-        review = await tools.ok("mail_review", {"action": "draft", "message_id": draft_id})
+        draft_id = native(created["draft"]["id"])
+        review = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft_id)})
     assert mailbox.drafts[draft_id].attachments == [("Budget 2027.xlsx", XLSX, data)]
     session = next(r for r in graph.requests if r.path.endswith("/createUploadSession"))
     assert json.loads(session.body) == {
@@ -156,7 +156,7 @@ async def test_draft_attachment_total_bytes_limit(graph: LoopbackServer, delta: 
     if delta > 0:
         assert result["isError"] is True
         error = json.loads(result["content"][0]["text"])["error"]
-        assert error["error_code"] == "unsupported_operation"
+        assert error["error_code"] == "unsupported"
         assert "5,001 bytes in all, over the 5,000-byte limit" in error["message"]
         assert paths(graph) == [("GET", f"/v1.0/me/drive/items/{ITEM}")]
         assert mailbox.drafts == {}
@@ -176,7 +176,7 @@ async def test_a_file_larger_than_it_declared_is_cut_off_at_the_total(
         error = await tools.fail(
             "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
         )
-    assert error["error_code"] == "unsupported_operation"
+    assert error["error_code"] == "unsupported"
     assert "larger than the 5,000-byte limit" in error["message"]
     assert error["outcome"]["done"] == ["create the draft"]
     assert error["outcome"]["not_done"] == ["attach Budget 2027.xlsx"]
@@ -201,14 +201,14 @@ async def test_a_message_attachment_by_reference(graph: LoopbackServer) -> None:
         ),
     )
     graph.route("GET", f"{base}/$value", Reply(200, (("Content-Type", "text/csv"),), data))
-    entry = {"message_id": SOURCE, "attachment_id": ATTACHMENT, "name": "renamed.csv"}
+    entry = {"message_id": ref(SOURCE), "attachment_id": ref(ATTACHMENT), "name": "renamed.csv"}
     async with acting_session(graph) as tools:
         created = await tools.ok("mail_create", {"action": "draft", "attachments": [entry]})
     (draft,) = mailbox.drafts.values()
     assert draft.attachments == [("renamed.csv", "text/csv", data)]
     assert created["draft"]["attached"][0]["source"] == {
-        "message_id": SOURCE,
-        "attachment_id": ATTACHMENT,
+        "message_id": ref(SOURCE),
+        "attachment_id": ref(ATTACHMENT),
     }
     assert paths(graph)[0] == ("GET", base)
 
@@ -233,7 +233,7 @@ async def test_an_attached_email_or_a_folder_is_refused_before_any_write(
             "mail_create",
             {
                 "action": "draft",
-                "attachments": [{"message_id": SOURCE, "attachment_id": ATTACHMENT}],
+                "attachments": [{"message_id": ref(SOURCE), "attachment_id": ref(ATTACHMENT)}],
             },
         )
         folder = await tools.fail(
@@ -247,8 +247,8 @@ async def test_an_attached_email_or_a_folder_is_refused_before_any_write(
 @pytest.mark.parametrize(
     ("entry", "says"),
     [
-        ({"item_id": ITEM, "message_id": SOURCE}, "has keys"),
-        ({"message_id": SOURCE}, "one of these sets of keys"),
+        ({"item_id": ITEM, "message_id": ref(SOURCE)}, "has keys"),
+        ({"message_id": ref(SOURCE)}, "one of these sets of keys"),
         ({"drive_id": "b!x"}, "one of these sets of keys"),
         ({"item_id": ITEM, "colour": "red"}, "has keys"),
         ({"item_id": ""}, "non-empty string"),
@@ -268,7 +268,7 @@ async def test_bad_entries_are_refused_in_our_words_with_no_request(
         again = await tools.ok("mail_create", {"action": "folder", "name": "Still serving"})
     assert says in error["message"]
     assert error["error_code"] == "invalid_arguments"
-    assert again["created"]["displayName"] == "Still serving"
+    assert again["created"]["name"] == "Still serving"
     assert paths(graph) == [("POST", "/v1.0/me/mailFolders")]
 
 
@@ -284,7 +284,7 @@ async def test_prepare_forward_attaches_a_drive_file_and_previews_its_digest(
             "mail_prepare",
             {
                 "action": "forward",
-                "message_id": SOURCE,
+                "message_id": ref(SOURCE),
                 "to": ["megan@contoso.com"],
                 "attachments": [{"item_id": ITEM}],
             },
@@ -365,7 +365,9 @@ async def test_upload_chunk_bytes_limit(graph: LoopbackServer, delta: int) -> No
         created = await tools.ok(
             "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
         )
-    assert mailbox.drafts[created["draft"]["id"]].attachments == [("Budget 2027.xlsx", XLSX, data)]
+    assert mailbox.drafts[native(created["draft"]["id"])].attachments == [
+        ("Budget 2027.xlsx", XLSX, data)
+    ]
     assert [len(put.body) for put in uploads(graph)] == ([len(data)] if delta <= 0 else [CHUNK, 1])
 
 
@@ -381,17 +383,17 @@ async def test_revise_draft_replaces_the_attachments_with_a_drive_file(
     data = file_bytes(1_234)
     serve_drive_file(graph, data)
     async with acting_session(graph) as tools:
-        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
         revised = await tools.ok(
             "mail_create",
             {
                 "action": "revise_draft",
-                "message_id": draft.id,
+                "message_id": ref(draft.id),
                 "source_digest": read["source_digest"],
                 "attachments": [{"item_id": ITEM}],
             },
         )
-    new = mailbox.drafts[revised["revision"]["id"]]
+    new = mailbox.drafts[native(revised["revision"]["id"])]
     assert draft.attachments == [("old.txt", "text/plain", b"old")]  # the original is kept
     assert revised["revision"]["attached"][0]["sha256"] == hashlib.sha256(data).hexdigest()
     assert [name for name, _, _ in new.attachments] == ["Budget 2027.xlsx"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import trio
-from acting import FAST, Draft, ScriptedMailbox, acting_session, outlook_id
+from acting import FAST, Draft, ScriptedMailbox, acting_session, outlook_id, ref
 from harness import MODERN, initialize, modern_meta
 from loopback import LoopbackServer, Reply
 from mcp_schemas import assert_valid
@@ -63,10 +63,10 @@ class Wire:
 
 async def prepared_call(wire: Wire, draft: Draft) -> dict[str, Any]:
     """mail_review draft then mail_prepare draft: the send_confirmed arguments."""
-    read = await wire.call("mail_review", {"action": "draft", "message_id": draft.id})
+    read = await wire.call("mail_review", {"action": "draft", "message_id": ref(draft.id)})
     digest = read["structuredContent"]["source_digest"]
     prepared = await wire.call(
-        "mail_prepare", {"action": "draft", "message_id": draft.id, "source_digest": digest}
+        "mail_prepare", {"action": "draft", "message_id": ref(draft.id), "source_digest": digest}
     )
     data = prepared["structuredContent"]
     return {"prepared_id": data["prepared_id"], "confirmed_digest": data["digest"]}
@@ -272,13 +272,13 @@ async def test_modern_permanent_deletion_asks_the_person(
     message_id, delete_path = deletable(graph)
     async with acting_session(graph) as tools:
         wire = Wire(tools.session, ELICITING)
-        asked = await wire.call("mail_delete_permanently", {"message_id": message_id})
+        asked = await wire.call("mail_delete_permanently", {"message_id": ref(message_id)})
         request = asked["inputRequests"]["confirm"]
         assert "Old newsletter" in request["params"]["message"]
         assert "news@fabrikam.com" in request["params"]["message"]
         done = await wire.call(
             "mail_delete_permanently",
-            {"message_id": message_id},
+            {"message_id": ref(message_id)},
             requestState=asked["requestState"],
             inputResponses={"confirm": answer("accept", decision)},
         )
@@ -314,13 +314,13 @@ async def legacy_call(session: Any, request_id: int, name: str, arguments: Any) 
 
 
 async def legacy_prepare(session: Any, draft: Draft) -> dict[str, Any]:
-    await legacy_call(session, 1, "mail_review", {"action": "draft", "message_id": draft.id})
+    await legacy_call(session, 1, "mail_review", {"action": "draft", "message_id": ref(draft.id)})
     digest = (await session.receive())["result"]["structuredContent"]["source_digest"]
     await legacy_call(
         session,
         2,
         "mail_prepare",
-        {"action": "draft", "message_id": draft.id, "source_digest": digest},
+        {"action": "draft", "message_id": ref(draft.id), "source_digest": digest},
     )
     data = (await session.receive(timeout=30))["result"]["structuredContent"]
     return {"prepared_id": data["prepared_id"], "confirmed_digest": data["digest"]}

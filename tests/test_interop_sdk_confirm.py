@@ -20,7 +20,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 import trio
-from acting import Draft, ScriptedMailbox, outlook_id
+from acting import Draft, ScriptedMailbox, outlook_id, ref
 from loopback import LoopbackServer
 from mcp import Client, ClientSession, StdioServerParameters
 from test_interop_sdk import (
@@ -105,10 +105,10 @@ async def connected(
 
 
 async def prepare(client: Any, draft: Draft) -> dict[str, Any]:
-    read = await client.call_tool("mail_review", {"action": "draft", "message_id": draft.id})
+    read = await client.call_tool("mail_review", {"action": "draft", "message_id": ref(draft.id)})
     digest = read.structured_content["source_digest"]
     prepared = await client.call_tool(
-        "mail_prepare", {"action": "draft", "message_id": draft.id, "source_digest": digest}
+        "mail_prepare", {"action": "draft", "message_id": ref(draft.id), "source_digest": digest}
     )
     data = prepared.structured_content
     return {"prepared_id": data["prepared_id"], "confirmed_digest": data["digest"]}

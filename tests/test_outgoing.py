@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from acting import FAST, Draft, ScriptedMailbox, acting_session, outlook_id
+from acting import FAST, Draft, ScriptedMailbox, acting_session, native, outlook_id, ref
 from loopback import LoopbackServer
 
 from mfconnector.limits import DEFAULT_LIMITS
@@ -80,7 +80,7 @@ async def test_outgoing_input_no_mail_client_would_send_is_refused_before_any_re
             assert "Traceback" not in json.dumps(error)
         assert graph.requests == [], "refused before any Graph request"
         created = await tools.ok("mail_create", draft_with(to=["megan@contoso.com"]))
-    assert created["draft"]["id"] in mailbox.drafts, "the server kept serving"
+    assert native(created["draft"]["id"]) in mailbox.drafts, "the server kept serving"
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ async def test_attachment_names_up_to_the_limit_are_attached(
         arguments = draft_with(to=["megan@contoso.com"], attachments=[attachment(name)])
         if accepted:
             created = await tools.ok("mail_create", arguments)
-            assert mailbox.drafts[created["draft"]["id"]].attachments[0][0] == name
+            assert mailbox.drafts[native(created["draft"]["id"])].attachments[0][0] == name
         else:
             error = await tools.fail("mail_create", arguments)
             assert f"{length:,} characters" in error["message"]
@@ -156,7 +156,7 @@ async def test_a_draft_with_look_alikes_and_hidden_characters_is_flagged_in_the_
         )
     )
     async with acting_session(graph) as tools:
-        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
     kinds = {(w["kind"], w["field"]): w for w in read["warnings"]}
     assert kinds[("mixed_script", "to[0].address")]["shown_as"] == "cont<U+043E>so"
     assert kinds[("invisible", "subject")]["shown_as"] == "Invoice <U+202E>FDP.exe"

@@ -17,7 +17,9 @@ from acting import (
     ScopedTokens,
     ScriptedMailbox,
     acting_session,
+    native,
     outlook_id,
+    ref,
 )
 from loopback import LoopbackServer, Reply
 
@@ -49,10 +51,10 @@ def full_draft(server: LoopbackServer) -> tuple[ScriptedMailbox, Draft]:
 
 
 async def prepare(tools: Any, draft: Draft) -> dict[str, Any]:
-    read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+    read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
     prepared: dict[str, Any] = await tools.ok(
         "mail_prepare",
-        {"action": "draft", "message_id": draft.id, "source_digest": read["source_digest"]},
+        {"action": "draft", "message_id": ref(draft.id), "source_digest": read["source_digest"]},
     )
     assert prepared["digest"] == read["source_digest"]
     return prepared
@@ -65,11 +67,15 @@ def confirm(prepared: dict[str, Any]) -> dict[str, Any]:
 async def test_a_draft_changed_since_it_was_read_is_not_prepared(graph: LoopbackServer) -> None:
     _, draft = full_draft(graph)
     async with acting_session(graph, clock=Clock()) as tools:
-        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
         draft.subject = "Changed in Outlook"
         stale = await tools.fail(
             "mail_prepare",
-            {"action": "draft", "message_id": draft.id, "source_digest": read["source_digest"]},
+            {
+                "action": "draft",
+                "message_id": ref(draft.id),
+                "source_digest": read["source_digest"],
+            },
         )
         assert stale["error_code"] == "conflict" and stale["retry_safe"] is True
         assert "nothing was prepared" in stale["message"]
@@ -89,7 +95,7 @@ async def test_the_preview_is_the_complete_message_with_its_digest(
     message = prepared["message"]
     assert message["bcc"] == [{"name": "audit", "address": "audit@contoso.com"}]
     assert message["from"] == {"name": "Adele Vance", "address": ACCOUNT}
-    assert message["body"] == {"contentType": "html", "content": "<p>Hi Megan</p>"}
+    assert message["body"] == {"content_type": "html", "content": "<p>Hi Megan</p>"}
     assert message["text"].strip() == "Hi Megan"
     assert message["attachments"] == [
         {
@@ -234,7 +240,7 @@ async def test_a_refused_send_is_rejected_and_stays_rejected(
         first = await tools.fail("mail_send_confirmed", confirm(prepared))
         second = await tools.fail("mail_send_confirmed", confirm(prepared))
     assert first["outcome"]["status"] == second["outcome"]["status"] == "rejected"
-    assert first["error_code"] == ("throttled" if code == 429 else "graph_error")
+    assert first["error_code"] == ("throttled" if code == 429 else "provider_error")
     assert "nothing was sent" in first["message"]
     assert len(mailbox.sends()) == 1
 
@@ -275,7 +281,7 @@ async def test_prepare_new_creates_the_draft_then_freezes_it(graph: LoopbackServ
     }
     assert prepared["message"]["text"] == "Noon?"
     assert sent["status"] == "verified"
-    assert [d for d, _ in mailbox.sent] == [prepared["message"]["id"]]
+    assert [d for d, _ in mailbox.sent] == [native(prepared["message"]["id"])]
 
 
 @pytest.mark.parametrize(
@@ -320,7 +326,8 @@ async def test_replies_and_forwards_use_graphs_own_threading(
     mailbox.add_source(source, "ben@fabrikam.com", [ACCOUNT], ["old@contoso.com"])
     async with acting_session(graph) as tools:
         prepared = await tools.ok(
-            "mail_prepare", {"action": action, "message_id": source, "comment": "Yes.", **extra}
+            "mail_prepare",
+            {"action": action, "message_id": ref(source), "comment": "Yes.", **extra},
         )
     create = graph.requests[0]
     assert create.path == f"/v1.0/me/messages/{source}/{endpoint}"
@@ -336,11 +343,11 @@ async def test_the_preview_limit_refuses_whole_never_clips(
     _, draft = full_draft(graph)
     async with acting_session(graph) as tools:
         size = wire_bytes(
-            await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+            await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
         )
     limits = dataclasses.replace(FAST, preview_bytes=size + delta)
     async with acting_session(graph, limits=limits) as tools:
-        result = await tools.call("mail_review", {"action": "draft", "message_id": draft.id})
+        result = await tools.call("mail_review", {"action": "draft", "message_id": ref(draft.id)})
     assert result["isError"] is (delta < 0)
     if delta < 0:
         assert "never cut" in result["content"][0]["text"]

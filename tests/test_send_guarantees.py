@@ -17,7 +17,9 @@ from acting import (
     Draft,
     ScriptedMailbox,
     acting_session,
+    native,
     outlook_id,
+    ref,
 )
 from loopback import LoopbackServer, RecordedRequest, Reply
 
@@ -25,10 +27,10 @@ from mfconnector.writes.store import SendStore
 
 
 async def prepare(tools: Any, draft: Draft) -> dict[str, Any]:
-    read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+    read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
     prepared: dict[str, Any] = await tools.ok(
         "mail_prepare",
-        {"action": "draft", "message_id": draft.id, "source_digest": read["source_digest"]},
+        {"action": "draft", "message_id": ref(draft.id), "source_digest": read["source_digest"]},
     )
     return prepared
 
@@ -48,7 +50,7 @@ async def test_preparing_one_draft_twice_answers_with_the_first_and_sends_once(
         again = await tools.ok("mail_send_confirmed", confirm(second))
         after = await tools.fail(
             "mail_prepare",
-            {"action": "draft", "message_id": draft.id, "source_digest": first["digest"]},
+            {"action": "draft", "message_id": ref(draft.id), "source_digest": first["digest"]},
         )
     assert second["prepared_id"] == first["prepared_id"] and "already prepared" in second["note"]
     assert sent["status"] == "verified" and again["resent"] is False
@@ -106,7 +108,7 @@ async def test_cancel_ends_the_preparation_and_discards_the_draft_it_created(
         again = await tools.ok(
             "mail_prepare", {"action": "cancel", "prepared_id": prepared["prepared_id"]}
         )
-    draft = mailbox.drafts[prepared["message"]["id"]]
+    draft = mailbox.drafts[native(prepared["message"]["id"])]
     assert cancelled["status"] == "cancelled" and cancelled["sent"] is False
     assert cancelled["draft"] == "moved to Deleted Items" and draft.folder == DELETED_FOLDER
     assert refused["error_code"] == "conflict" and "cancelled" in refused["message"]
@@ -222,10 +224,14 @@ async def test_an_outlook_draft_over_the_recipient_limit_is_not_prepared(
         Draft(outlook_id(f"crowd{extra}"), to=[f"p{i}@contoso.com" for i in range(count)])
     )
     async with acting_session(graph) as tools:
-        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
         result = await tools.call(
             "mail_prepare",
-            {"action": "draft", "message_id": draft.id, "source_digest": read["source_digest"]},
+            {
+                "action": "draft",
+                "message_id": ref(draft.id),
+                "source_digest": read["source_digest"],
+            },
         )
     assert result["isError"] is (extra > 0), result["content"][0]["text"][:300]
     if extra > 0:
@@ -243,7 +249,7 @@ async def test_the_documented_largest_previewable_body(
         Draft(outlook_id(f"big{chars}"), body={"contentType": "text", "content": "a" * chars})
     )
     async with acting_session(graph) as tools:
-        result = await tools.call("mail_review", {"action": "draft", "message_id": draft.id})
+        result = await tools.call("mail_review", {"action": "draft", "message_id": ref(draft.id)})
     assert result["isError"] is not fits
     if not fits:
         assert "800,000-byte limit" in result["content"][0]["text"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import trio
-from acting import Draft, ScriptedMailbox, outlook_id
+from acting import Draft, ScriptedMailbox, outlook_id, ref
 from harness import request
 from loopback import LoopbackServer, RecordedRequest, Reply
 
@@ -62,13 +62,15 @@ async def test_two_processes_racing_send_exactly_once(
     with trio.fail_after(60):
         desktop, editor = await start(graph, tmp_path), await start(graph, tmp_path)
         try:
-            read = await desktop.call("mail_review", {"action": "draft", "message_id": draft.id})
+            read = await desktop.call(
+                "mail_review", {"action": "draft", "message_id": ref(draft.id)}
+            )
             prepared = (
                 await desktop.call(
                     "mail_prepare",
                     {
                         "action": "draft",
-                        "message_id": draft.id,
+                        "message_id": ref(draft.id),
                         "source_digest": read["structuredContent"]["source_digest"],
                     },
                 )
@@ -127,12 +129,12 @@ async def test_two_processes_each_preparing_the_same_draft_send_it_once(
 
             async def prepare_and_confirm(process: Process) -> None:
                 read = await process.call(
-                    "mail_review", {"action": "draft", "message_id": draft.id}
+                    "mail_review", {"action": "draft", "message_id": ref(draft.id)}
                 )
                 digest = read["structuredContent"]["source_digest"]
                 answer = await process.call(
                     "mail_prepare",
-                    {"action": "draft", "message_id": draft.id, "source_digest": digest},
+                    {"action": "draft", "message_id": ref(draft.id), "source_digest": digest},
                 )
                 if answer["isError"]:  # the other one already claimed it: its outcome
                     refused = json.loads(answer["content"][0]["text"])["error"]
@@ -198,13 +200,15 @@ async def test_the_loser_of_a_race_gets_the_winners_outcome_not_a_draft_error(
     with trio.fail_after(60):
         desktop, editor = await start(graph, tmp_path), await start(graph, tmp_path)
         try:
-            read = await desktop.call("mail_review", {"action": "draft", "message_id": draft.id})
+            read = await desktop.call(
+                "mail_review", {"action": "draft", "message_id": ref(draft.id)}
+            )
             prepared = (
                 await desktop.call(
                     "mail_prepare",
                     {
                         "action": "draft",
-                        "message_id": draft.id,
+                        "message_id": ref(draft.id),
                         "source_digest": read["structuredContent"]["source_digest"],
                     },
                 )

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from acting import ACCOUNT, FAST, Draft, ScriptedMailbox, acting_session, outlook_id
+from acting import ACCOUNT, FAST, Draft, ScriptedMailbox, acting_session, outlook_id, ref
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -107,10 +107,14 @@ class SendMachine(RuleBasedStateMachine):
         draft = self.drafts[index]
 
         async def go(tools: Any) -> Any:
-            read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+            read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
             return await tools.call(
                 "mail_prepare",
-                {"action": "draft", "message_id": draft.id, "source_digest": read["source_digest"]},
+                {
+                    "action": "draft",
+                    "message_id": ref(draft.id),
+                    "source_digest": read["source_digest"],
+                },
             )
 
         result = self.tools(go)

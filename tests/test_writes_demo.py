@@ -82,9 +82,7 @@ async def test_a_reply_uses_outlooks_threading_and_is_sent() -> None:
         )
         message = prepared["message"]
         assert message["subject"].startswith("RE:")
-        assert [a["address"] for a in message["to"]] == [
-            original["from"]["emailAddress"]["address"]
-        ]
+        assert [a["address"] for a in message["to"]] == [original["from"]["address"]]
         assert "Thanks, agreed." in message["text"]
         sent = await tools.ok("mail_send_confirmed", confirm(prepared))
         assert sent["status"] == "verified"
@@ -143,13 +141,13 @@ async def test_folders_flags_move_and_permanent_delete() -> None:
             "created"
         ]
         renamed = await tools.ok(
-            "mail_modify", {"action": "rename", "folder_id": folder["id"], "name": "Receipts 26"}
+            "mail_modify", {"action": "rename", "folder": folder["id"], "name": "Receipts 26"}
         )
-        assert renamed["renamed"]["displayName"] == "Receipts 26"
+        assert renamed["renamed"]["name"] == "Receipts 26"
         refused = await tools.fail(
-            "mail_modify", {"action": "rename", "folder_id": "inbox", "name": "Mine"}
+            "mail_modify", {"action": "rename", "folder": "inbox", "name": "Mine"}
         )
-        assert refused["error_code"] == "unsupported_operation"
+        assert refused["error_code"] == "unsupported"
         message = (await tools.data("mail_list", {"limit": 1, "detail": "full"}))["messages"][0]
         flagged = await tools.ok(
             "mail_modify",
@@ -161,7 +159,7 @@ async def test_folders_flags_move_and_permanent_delete() -> None:
                 "categories_add": ["Receipts"],
             },
         )
-        key = flagged["updated"]["changeKey"]
+        key = flagged["updated"]["change_token"]
         assert flagged["updated"]["categories"][-1] == "Receipts"
         await tools.ok(
             "mail_modify",
@@ -176,7 +174,7 @@ async def test_folders_flags_move_and_permanent_delete() -> None:
             "mail_modify",
             {"action": "move", "message_id": message["id"], "destination": folder["id"]},
         )
-        assert moved["moved"]["parentFolderId"] == folder["id"]
+        assert moved["moved"]["folder"] == folder["id"]
         in_folder = await tools.data("mail_list", {"folder": folder["id"], "detail": "full"})
         assert [m["id"] for m in in_folder["messages"]] == [message["id"]]
         deleted = await tools.ok("mail_delete_permanently", {"message_id": message["id"]})
@@ -242,7 +240,7 @@ async def test_account_status_names_the_switches_and_the_state_store() -> None:
         "writes": True,
         "send": True,
         "delete": True,
-        "stateFile": "memory",
+        "state_file": "memory",
     }
 
 
@@ -270,7 +268,7 @@ async def test_revising_a_reply_keeps_its_thread_and_replaces_attachments() -> N
         read = await tools.data("mail_read", {"message_id": new_id, "detail": "full"})
         source_after = await tools.ok("mail_review", {"action": "draft", "message_id": reply_id})
     assert new_id != reply_id
-    assert read["message"]["conversationId"] == original["conversationId"]
+    assert read["message"]["thread"] == original["thread"]
     assert review["message"]["subject"] == reply["message"]["subject"]
     assert [a["address"] for a in review["message"]["cc"]] == ["lee@fabrikam.example"]
     assert [a["name"] for a in review["message"]["attachments"]] == ["b.txt"]
@@ -284,15 +282,15 @@ async def test_unchanged_since_works_straight_from_a_full_read_or_list() -> None
         read = (await tools.data("mail_read", {"message_id": listed["id"], "detail": "full"}))[
             "message"
         ]
-        assert read["changeKey"] == listed["changeKey"] and listed["changeKey"]
+        assert read["change_token"] == listed["change_token"] and listed["change_token"]
         flags = {"action": "flags", "message_id": listed["id"], "flag": "flagged"}
-        updated = await tools.ok("mail_modify", {**flags, "unchanged_since": read["changeKey"]})
-        stale = await tools.fail("mail_modify", {**flags, "unchanged_since": read["changeKey"]})
+        updated = await tools.ok("mail_modify", {**flags, "unchanged_since": read["change_token"]})
+        stale = await tools.fail("mail_modify", {**flags, "unchanged_since": read["change_token"]})
         fresh = (await tools.data("mail_read", {"message_id": listed["id"], "detail": "full"}))[
             "message"
         ]
     assert stale["error_code"] == "conflict"
-    assert fresh["changeKey"] == updated["updated"]["changeKey"] != read["changeKey"]
+    assert fresh["change_token"] == updated["updated"]["change_token"] != read["change_token"]
 
 
 async def test_acting_tools_take_folders_by_name_and_path_as_the_read_tools_do() -> None:
@@ -318,9 +316,9 @@ async def test_acting_tools_take_folders_by_name_and_path_as_the_read_tools_do()
             "mail_modify",
             {"action": "move", "message_id": message_id, "destination": "Projects/Nowhere"},
         )
-    assert moved["moved"]["parentFolderId"] == created["created"]["id"]
-    in_launch = {m["id"]: m["parentFolderId"] for m in launch["messages"]}
-    assert in_launch[copied["copied"]["id"]] == copied["copied"]["parentFolderId"]
+    assert moved["moved"]["folder"] == created["created"]["id"]
+    in_launch = {m["id"]: m["folder"] for m in launch["messages"]}
+    assert in_launch[copied["copied"]["id"]] == copied["copied"]["folder"]
     assert missing["error_code"] == "invalid_arguments" and "Nowhere" in missing["message"]
 
 

@@ -17,7 +17,9 @@ from acting import (
     ScopedTokens,
     ScriptedMailbox,
     acting_session,
+    native,
     outlook_id,
+    ref,
 )
 from loopback import LoopbackServer, Reply
 
@@ -97,7 +99,11 @@ async def test_each_gate_lists_its_tools_and_hidden_ones_answer_gate_disabled(
     ("tool", "arguments", "says"),
     [
         ("mail_create", {"action": "folder"}, "needs `name`"),
-        ("mail_create", {"action": "folder", "name": "x", "message_id": MESSAGE}, "does not take"),
+        (
+            "mail_create",
+            {"action": "folder", "name": "x", "message_id": ref(MESSAGE)},
+            "does not take",
+        ),
         ("mail_create", {"action": "folder", "name": None}, "None is not of type"),
         ("mail_create", {"action": "folder", "name": "x", "colour": "red"}, "Additional prop"),
         ("mail_create", {"action": "explode"}, "is not one of"),
@@ -110,22 +116,47 @@ async def test_each_gate_lists_its_tools_and_hidden_ones_answer_gate_disabled(
             {"action": "draft", "attachments": [{"name": "a", "content_base64": "!!"}]},
             "not valid base64",
         ),
-        ("mail_create", {"action": "copy", "message_id": "short", "destination": "inbox"}, "id"),
         (
             "mail_create",
-            {"action": "revise_draft", "message_id": MESSAGE, "source_digest": "ABC"},
+            {"action": "copy", "message_id": "short", "destination": "inbox"},
+            "not a reference",
+        ),
+        (
+            "mail_create",
+            {"action": "copy", "message_id": "gzz." + MESSAGE, "destination": "inbox"},
+            "another account",
+        ),
+        (
+            "mail_create",
+            {"action": "revise_draft", "message_id": ref(MESSAGE), "source_digest": "ABC"},
             "hex",
         ),
-        ("mail_modify", {"action": "flags", "message_id": MESSAGE}, "at least one"),
-        ("mail_modify", {"action": "flags", "message_id": MESSAGE, "flag": "red"}, "is not one"),
-        ("mail_modify", {"action": "rename", "folder_id": "Inbox", "name": "x"}, "well-known"),
-        ("mail_modify", {"action": "trash", "message_id": MESSAGE, "destination": "x"}, "does not"),
-        ("mail_prepare", {"action": "forward", "message_id": MESSAGE}, "needs `to`"),
+        ("mail_modify", {"action": "flags", "message_id": ref(MESSAGE)}, "at least one"),
+        (
+            "mail_modify",
+            {"action": "flags", "message_id": ref(MESSAGE), "flag": "red"},
+            "is not one",
+        ),
+        ("mail_modify", {"action": "rename", "folder": "Inbox", "name": "x"}, "the inbox folder"),
+        (
+            "mail_modify",
+            {"action": "trash", "message_id": ref(MESSAGE), "destination": "x"},
+            "does not",
+        ),
+        ("mail_prepare", {"action": "forward", "message_id": ref(MESSAGE)}, "needs `to`"),
         ("mail_prepare", {"action": "new", "to": []}, "at least one address"),
-        ("mail_prepare", {"action": "forward", "message_id": MESSAGE, "to": []}, "at least one"),
-        ("mail_prepare", {"action": "new", "to": ["a@b.c"], "message_id": MESSAGE}, "does not"),
+        (
+            "mail_prepare",
+            {"action": "forward", "message_id": ref(MESSAGE), "to": []},
+            "at least one",
+        ),
+        (
+            "mail_prepare",
+            {"action": "new", "to": ["a@b.c"], "message_id": ref(MESSAGE)},
+            "does not",
+        ),
         ("mail_send_confirmed", {"prepared_id": "x" * 32, "confirmed_digest": "0" * 64}, "hex"),
-        ("mail_delete_permanently", {"message_id": MESSAGE, "extra": 1}, "Additional prop"),
+        ("mail_delete_permanently", {"message_id": ref(MESSAGE), "extra": 1}, "Additional prop"),
         ("mail_review", {"action": "draft", "prepared_id": "0" * 32}, "exactly"),
     ],
 )
@@ -135,8 +166,9 @@ async def test_bad_arguments_fail_before_any_request_and_serving_continues(
     async with acting_session(graph) as tools:
         error = await tools.fail(tool, arguments)
         assert says in json.dumps(error), error
-        assert error["error_code"] in ("invalid_arguments", "unsupported_operation")
-        assert error["retry_safe"] is False
+        assert error["error_code"] in ("invalid_arguments", "unsupported", "stale_reference")
+        # A foreign or malformed reference is safe to repeat once corrected: nothing was done.
+        assert error["retry_safe"] is (error["error_code"] == "stale_reference")
         graph.route("GET", f"{BASE}/mailFolders/inbox/messages", Reply.json({"value": []}))
         await tools.ok("mail_list", {})
     assert [r.path for r in graph.requests] == [
@@ -167,8 +199,25 @@ async def test_permanent_delete_outside_the_global_cloud_is_refused_before_any_r
     graph: LoopbackServer,
 ) -> None:
     async with acting_session(graph, cloud="usgov") as tools:
-        error = await tools.fail("mail_delete_permanently", {"message_id": MESSAGE})
-    assert error["error_code"] == "unsupported_operation"
+        await tools.session.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "list",
+                "method": "tools/list",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                },
+            }
+        )
+        listed = (await tools.session.receive())["result"]["tools"]
+        error = await tools.fail("mail_delete_permanently", {"message_id": ref(MESSAGE)})
+    # Not offered where the provider cannot do it, and refused in our words by name.
+    assert "mail_delete_permanently" not in [tool["name"] for tool in listed]
+    assert "mail_modify" in [tool["name"] for tool in listed]
+    assert error["error_code"] == "unsupported"
     assert "usgov" in error["message"]
     assert graph.requests == []
 
@@ -185,7 +234,10 @@ async def test_folder_create_at_the_root_and_inside_a_folder(graph: LoopbackServ
         child = await tools.ok(
             "mail_create", {"action": "folder", "name": "Receipts", "parent": "Inbox"}
         )
-    assert top == child == {"created": created}
+    # The folder as the model names it (snake_case, references), not Graph's fields.
+    assert (
+        top == child == {"created": {"id": ref(FOLDER), "name": "Receipts", "parent": ref("root")}}
+    )
     assert [(r.method, r.path) for r in graph.requests] == [
         ("POST", f"{BASE}/mailFolders"),
         ("POST", f"{BASE}/mailFolders/inbox/childFolders"),
@@ -203,14 +255,15 @@ async def test_copy_move_and_trash_send_the_destination(graph: LoopbackServer) -
     graph.route("GET", f"{BASE}/mailFolders/{FOLDER}", Reply.json({"id": FOLDER}))
     async with acting_session(graph) as tools:
         copied = await tools.ok(
-            "mail_create", {"action": "copy", "message_id": MESSAGE, "destination": FOLDER}
+            "mail_create",
+            {"action": "copy", "message_id": ref(MESSAGE), "destination": ref(FOLDER)},
         )
-        assert copied == {"copied": moved}
+        assert copied == {"copied": {"id": ref(MESSAGE), "folder": ref(FOLDER)}}
         await tools.ok(
-            "mail_modify", {"action": "move", "message_id": MESSAGE, "destination": "Archive"}
+            "mail_modify", {"action": "move", "message_id": ref(MESSAGE), "destination": "Archive"}
         )
-        trashed = await tools.ok("mail_modify", {"action": "trash", "message_id": MESSAGE})
-        assert trashed == {"trashed": moved}
+        trashed = await tools.ok("mail_modify", {"action": "trash", "message_id": ref(MESSAGE)})
+        assert trashed == {"trashed": {"id": ref(MESSAGE)}}
     assert [json.loads(r.body) for r in graph.requests if r.method == "POST"] == [
         {"destinationId": FOLDER},
         {"destinationId": "archive"},
@@ -237,7 +290,7 @@ async def test_draft_with_attachments_is_one_post_then_one_per_attachment(
     }
     async with acting_session(graph) as tools:
         data = await tools.ok("mail_create", arguments)
-    draft_id = data["draft"]["id"]
+    draft_id = native(data["draft"]["id"])
     assert data["draft"]["attachments"] == 2
     create, first, second = graph.requests
     assert json.loads(create.body) == {
@@ -258,7 +311,7 @@ async def test_draft_with_attachments_is_one_post_then_one_per_attachment(
 
 @pytest.mark.parametrize(
     ("status", "code", "retry_safe"),
-    [(500, "outcome_unknown", False), (400, "graph_error", True)],
+    [(500, "outcome_unknown", False), (400, "provider_error", True)],
 )
 async def test_a_failed_attachment_reports_what_was_done_and_what_was_not(
     graph: LoopbackServer, status: int, code: str, retry_safe: bool
@@ -278,7 +331,7 @@ async def test_a_failed_attachment_reports_what_was_done_and_what_was_not(
     assert error["outcome"] == {
         "done": ["create the draft", "attach a.txt"],
         "not_done": ["attach b.txt", "attach c.txt"],
-        "draft_id": draft_id,
+        "draft_id": ref(draft_id),
     }
     assert len(graph.requests) == 3
 
@@ -288,15 +341,15 @@ async def test_flags_patch_exactly_what_was_asked(graph: LoopbackServer) -> None
     graph.route("PATCH", path, Reply.json({"id": MESSAGE, "isRead": True, "changeKey": "k2"}))
     graph.route("GET", path, Reply.json({"categories": ["Blue", "Old"], "changeKey": "k1"}))
     async with acting_session(graph) as tools:
-        await tools.ok("mail_modify", {"action": "flags", "message_id": MESSAGE, "read": True})
+        await tools.ok("mail_modify", {"action": "flags", "message_id": ref(MESSAGE), "read": True})
         await tools.ok(
-            "mail_modify", {"action": "flags", "message_id": MESSAGE, "flag": "complete"}
+            "mail_modify", {"action": "flags", "message_id": ref(MESSAGE), "flag": "done"}
         )
         await tools.ok(
             "mail_modify",
             {
                 "action": "flags",
-                "message_id": MESSAGE,
+                "message_id": ref(MESSAGE),
                 "categories_add": ["Red", "Blue"],
                 "categories_remove": ["Old"],
             },
@@ -317,10 +370,10 @@ async def test_unchanged_since_refuses_a_changed_message_and_guards_the_patch(
     path = f"{BASE}/messages/{MESSAGE}"
     graph.route("GET", path, Reply.json({"categories": [], "changeKey": "k2"}))
     graph.route("PATCH", path, Reply.json({"id": MESSAGE, "isRead": False}))
-    arguments = {"action": "flags", "message_id": MESSAGE, "read": False}
+    arguments = {"action": "flags", "message_id": ref(MESSAGE), "read": False}
     async with acting_session(graph) as tools:
         stale = await tools.fail("mail_modify", {**arguments, "unchanged_since": "k1"})
-        assert stale["error_code"] == "conflict" and stale["current_change_key"] == "k2"
+        assert stale["error_code"] == "conflict" and stale["current_change_token"] == "k2"
         assert [r.method for r in graph.requests] == ["GET"], "nothing was written"
         await tools.ok("mail_modify", {**arguments, "unchanged_since": "k2"})
         assert graph.requests[-1].header("if-match") == 'W/"k2"'
@@ -343,15 +396,15 @@ async def test_rename_refuses_well_known_folders_by_name_and_by_id(
     graph.route("PATCH", f"{BASE}/mailFolders/{FOLDER}", Reply.json({"id": FOLDER}))
     async with acting_session(graph) as tools:
         by_name = await tools.fail(
-            "mail_modify", {"action": "rename", "folder_id": "sentitems", "name": "x"}
+            "mail_modify", {"action": "rename", "folder": "sentitems", "name": "x"}
         )
         assert graph.requests == []
         by_id = await tools.fail(
-            "mail_modify", {"action": "rename", "folder_id": inbox_id, "name": "x"}
+            "mail_modify", {"action": "rename", "folder": ref(inbox_id), "name": "x"}
         )
         lookups = len(graph.requests)
-        await tools.ok("mail_modify", {"action": "rename", "folder_id": FOLDER, "name": "Taxes"})
-    assert by_name["error_code"] == by_id["error_code"] == "unsupported_operation"
+        await tools.ok("mail_modify", {"action": "rename", "folder": ref(FOLDER), "name": "Taxes"})
+    assert by_name["error_code"] == by_id["error_code"] == "unsupported"
     assert all(r.method == "GET" for r in graph.requests[:lookups])
     assert len(graph.requests) == lookups + 2, "well-known ids are looked up once"
     assert json.loads(graph.requests[-1].body) == {"displayName": "Taxes"}
@@ -368,13 +421,13 @@ async def test_permanent_delete_echoes_what_it_deleted(graph: LoopbackServer) ->
     graph.route("GET", path, Reply.json(item))
     graph.route("POST", f"{path}/permanentDelete", Reply(204))
     async with acting_session(graph) as tools:
-        data = await tools.ok("mail_delete_permanently", {"message_id": MESSAGE})
+        data = await tools.ok("mail_delete_permanently", {"message_id": ref(MESSAGE)})
     assert data == {
         "deleted": {
-            "id": MESSAGE,
+            "id": ref(MESSAGE),
             "subject": "Old newsletter",
             "from": "news@fabrikam.com",
-            "receivedDateTime": "2026-03-01T10:00:00Z",
+            "received": "2026-03-01T10:00:00Z",
         },
         "recoverable": False,
         "confirmed_by": "assistant",  # this client declared no elicitation
@@ -390,8 +443,8 @@ async def test_a_missing_message_is_not_found(graph: LoopbackServer) -> None:
         Reply.json({"error": {"code": "ErrorItemNotFound", "message": "gone"}}, 404),
     )
     async with acting_session(graph) as tools:
-        error = await tools.fail("mail_modify", {"action": "trash", "message_id": MESSAGE})
-    assert error["error_code"] == "not_found" and error["graph_code"] == "ErrorItemNotFound"
+        error = await tools.fail("mail_modify", {"action": "trash", "message_id": ref(MESSAGE)})
+    assert error["error_code"] == "not_found" and error["provider_code"] == "ErrorItemNotFound"
 
 
 async def test_throttled_write_is_not_retried(graph: LoopbackServer) -> None:
@@ -411,30 +464,30 @@ async def test_revise_draft_with_a_stale_digest_writes_nothing(graph: LoopbackSe
     mailbox = ScriptedMailbox(graph)
     draft = mailbox.add(Draft(outlook_id("draft"), attachments=[("a.txt", "text/plain", b"A")]))
     async with acting_session(graph) as tools:
-        read = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        read = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
         draft.subject = "Changed in Outlook"
         stale = await tools.fail(
             "mail_create",
             {
                 "action": "revise_draft",
-                "message_id": draft.id,
+                "message_id": ref(draft.id),
                 "source_digest": read["source_digest"],
                 "subject": "Mine",
             },
         )
         assert stale["error_code"] == "conflict"
         assert all(r.method == "GET" for r in graph.requests)
-        fresh = await tools.ok("mail_review", {"action": "draft", "message_id": draft.id})
+        fresh = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft.id)})
         revised = await tools.ok(
             "mail_create",
             {
                 "action": "revise_draft",
-                "message_id": draft.id,
+                "message_id": ref(draft.id),
                 "source_digest": fresh["source_digest"],
                 "cc": ["lee@contoso.com"],
             },
         )
-    new = mailbox.drafts[revised["revision"]["id"]]
+    new = mailbox.drafts[native(revised["revision"]["id"])]
     assert revised["original_retained"] is True and draft.subject == "Changed in Outlook"
     assert draft.cc == [], "the source draft is untouched"
     assert (new.subject, new.cc, new.to, new.body) == (
@@ -517,7 +570,7 @@ async def test_folder_names_are_taken_up_to_their_limit(graph: LoopbackServer, s
     async with acting_session(graph) as tools:
         if slack <= 0:
             assert await tools.ok("mail_create", {"action": "folder", "name": name}) == {
-                "created": created
+                "created": {"id": ref(FOLDER), "name": name, "parent": ref("root")}
             }
         else:
             error = await tools.fail("mail_create", {"action": "folder", "name": name})
@@ -535,7 +588,7 @@ async def test_list_entries_are_taken_up_to_their_limit(graph: LoopbackServer, s
     path = f"{BASE}/messages/{MESSAGE}"
     graph.route("GET", path, Reply.json({"categories": [], "changeKey": "k1"}))
     graph.route("PATCH", path, Reply.json({"id": MESSAGE, "changeKey": "k2"}))
-    arguments = {"action": "flags", "message_id": MESSAGE, "categories_add": [category]}
+    arguments = {"action": "flags", "message_id": ref(MESSAGE), "categories_add": [category]}
     async with acting_session(graph) as tools:
         if slack <= 0:
             await tools.ok("mail_modify", arguments)

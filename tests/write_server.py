@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from acting import ALL_GATES, ScopedTokens
+from acting import ALL_GATES, ScopedTokens, accounts_for
 
 from mfconnector.cli import serve_stdio
 from mfconnector.limits import DEFAULT_LIMITS
@@ -47,6 +47,7 @@ def main(root: str, state_dir: str) -> None:
         token_provider=tokens,
         graph_factory=graph,
         writes=WriteSetup(ALL_GATES, AsyncSendStore(store)),
+        accounts=accounts_for(graph, DEFAULT_LIMITS),
     )
     server = McpServer(listed_tools(ALL_GATES), context, hidden_tools(ALL_GATES))
     sys.exit(serve_stdio(server, DEFAULT_LIMITS, close))

@@ -412,11 +412,12 @@ def auth_config_from_args(
 
     network = network_settings_from_args(args, env)
 
+    from mfconnector.graph.scopes import scopes_for
     from mfconnector.writes.gates import GATES, gates_from_args
 
     gates = gates_from_args(args, env)
     return AuthConfig(
-        extra_scopes=gates.scopes,
+        extra_scopes=scopes_for(gates.names),
         gate_flags=tuple(g.flag for g in GATES.values() if gates.on(g.name)),
         client_id=client_id,
         tenant=tenant,

@@ -1,6 +1,6 @@
 """The one way this package talks HTTP to Microsoft Graph: bounded in bytes, time and count.
 
-Every logical call (``get_json``, ``get_json_url``, ``download``):
+Every logical read (``get_json``, ``get_json_url``, ``download``):
 
 - runs under ``trio.fail_after(graph_request_seconds)``, because httpx's read timeout is
   per chunk and a slow trickle would otherwise hold a worker for ever;
@@ -8,6 +8,12 @@ Every logical call (``get_json``, ``get_json_url``, ``download``):
 - takes a slot of a per-client ``CapacityLimiter(graph_concurrency)`` for each exchange;
 - retries 429/503/504 after Retry-After (or 1, 2, 4 s) within a budget, else fails fast
   with "retry in N s"; refreshes the token once on a token-shaped 401; retries nothing else.
+
+A write (``write_json``) shares the token handling (a sign-in that stalls is named as one,
+and nothing was sent; a token-shaped 401/403 earns one forced refresh), the slots, the cap
+and the deadline, but is never repeated after it may have left: a 429/503 is reported at
+once, and a lost or late answer is an ``AmbiguousWriteError`` (the write may have happened).
+A refused connection, or a deadline spent waiting for the token, means nothing was sent.
 
 The bearer token goes only to URLs under the Graph root. ``/content`` answers a redirect to
 a pre-authenticated URL: it is fetched with a separate request that carries no
@@ -26,6 +32,7 @@ configured proxy, the operating system's trust store), unless one is passed (fix
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,7 +59,12 @@ from mfconnector.graph.download import (
     parse_content_range,
     read_download,
 )
-from mfconnector.graph.errors import connection_error, graph_error_from_response, request_id
+from mfconnector.graph.errors import (
+    AmbiguousWriteError,
+    connection_error,
+    graph_error_from_response,
+    request_id,
+)
 from mfconnector.graph.retry import RETRIED, Answer, RetryBudget
 from mfconnector.graph.token_refresh import WAITING_FOR_TOKEN, refresh_claims
 from mfconnector.graph.url_policy import Location, checked_graph_url, checked_redirect
@@ -69,6 +81,8 @@ T = TypeVar("T")
 _KEPT_HEADERS = ("request-id", "content-type", "preference-applied")
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SUCCESS = frozenset(range(200, 300))
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+"""Failures before a request could leave: nothing reached Graph."""
 _CHATTY_LIBRARIES = ("httpx", "httpcore")
 """They log full URLs at INFO and response headers (Location) at DEBUG."""
 
@@ -220,6 +234,46 @@ class GraphClient:
         url = self._graph_url(build_url(self._root, path, None))
         return await self._within_deadline(url, lambda: self._download(url, range_bytes, read))
 
+    async def describe_token(self) -> dict[str, Any]:
+        """What the token provider says of the sign-in (account, mode, granted scopes)."""
+        facts: dict[str, Any] = await self._tokens.describe()
+        return facts
+
+    async def write_json(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> GraphResponse:
+        """``method path`` with a JSON body (or none), answered 2xx, or an error; sent once.
+
+        ``AuthError`` (``signin_timeout``) when the deadline passed while waiting for the
+        token: no request left. ``AmbiguousWriteError`` when one may have and no clear
+        answer came back.
+        """
+        url = self._graph_url(build_url(self._root, path))
+        content = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        log_as = f"{method} {urlsplit(url).path}"
+        seconds = self._limits.graph_request_seconds
+        WAITING_FOR_TOKEN.set(False)
+        try:
+            with trio.fail_after(seconds):
+                return await self._write_attempts(method, url, content, headers, log_as)
+        except trio.TooSlowError:
+            if WAITING_FOR_TOKEN.get():
+                raise AuthError(
+                    f"the sign-in service did not answer within {seconds:g} s; nothing was "
+                    "sent to Microsoft Graph",
+                    hint="check the network path to the sign-in service, then retry",
+                    code="signin_timeout",
+                ) from None
+            raise AmbiguousWriteError(
+                f"Microsoft Graph did not answer {log_as} within {seconds:g} s",
+                hint="the change may or may not have been made: check before repeating it",
+            ) from None
+
     # --- the machinery ---------------------------------------------------------------
 
     def _graph_url(self, url: str) -> str:
@@ -323,6 +377,83 @@ class GraphClient:
                     scope.shield = True
                     await response.aclose()
             raise failure
+
+    async def _write_attempts(
+        self,
+        method: str,
+        url: str,
+        content: bytes,
+        headers: Mapping[str, str] | None,
+        log_as: str,
+    ) -> GraphResponse:
+        """Repeated only where Graph cannot have acted: one forced refresh after a
+        token-shaped refusal (``refresh_claims``, as reads do)."""
+        force_refresh, claims, refreshed = False, None, False
+        while True:
+            WAITING_FOR_TOKEN.set(True)
+            token = await self._tokens.get_token(force_refresh=force_refresh, claims=claims)
+            WAITING_FOR_TOKEN.set(False)
+            request = self._http.build_request(method, url, headers=headers, content=content)
+            request.headers["Authorization"] = f"Bearer {token}"
+            if content:
+                request.headers["Content-Type"] = "application/json"
+            answer = await self._write_exchange(request, log_as)
+            if 200 <= answer.status < 300:
+                data = answer.body
+                text = decode_utf8_strict(checked_cost(data, self._limits.graph_body_values))
+                parsed = parse_json_text(text) if text.strip() else None
+                kept = {k: answer.headers[k] for k in ("request-id",) if k in answer.headers}
+                return GraphResponse(body=parsed, status=answer.status, headers=kept)
+            if not refreshed:
+                force_refresh, claims = refresh_claims(answer)
+                if force_refresh:
+                    refreshed = True
+                    _log.debug("token refused (%s) before a write: refreshing once", answer.status)
+                    continue
+            raise graph_error_from_response(answer.status, answer.headers, answer.body)
+
+    async def _write_exchange(self, request: httpx.Request, log_as: str) -> Answer:
+        """One write request and its whole answer (capped), holding a concurrency slot."""
+        async with self._limiter:
+            failure: GraphError | None = None
+            try:
+                response = await self._http.send(request, stream=True)
+            except _NOT_SENT:
+                failure = GraphError(
+                    f"could not reach Microsoft Graph for {log_as}; nothing was sent",
+                    retry_safe=True,
+                    hint="check the network, then call again",
+                )
+            except httpx.TransportError:
+                failure = AmbiguousWriteError(
+                    f"the connection broke before Microsoft Graph answered {log_as}",
+                    hint="the change may or may not have been made: check before repeating it",
+                )
+            if failure is not None:
+                raise failure
+            _log.debug(
+                "%s -> %s request-id=%s",
+                log_as,
+                response.status_code,
+                request_id(response.headers) or "-",
+            )
+            try:
+                data = await read_capped(response, self._limits.graph_body_bytes)
+            except (GraphError, httpx.TransportError):
+                data = b""
+                if 200 <= response.status_code < 300:
+                    failure = AmbiguousWriteError(
+                        f"Microsoft Graph accepted {log_as} but its answer could not be read "
+                        f"(request-id {request_id(response.headers) or '-'})",
+                        hint="the change was probably made: read the item again to see",
+                    )
+            finally:
+                with trio.move_on_after(self._limits.graph_close_seconds) as scope:
+                    scope.shield = True
+                    await response.aclose()
+            if failure is not None:
+                raise failure
+            return Answer(response.status_code, response.headers, data)
 
     async def _error_body(self, response: httpx.Response) -> bytes:
         """An error body for its code and message; too large or broken reads as empty."""

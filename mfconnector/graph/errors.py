@@ -31,6 +31,7 @@ from mfconnector.net.tls import TLS_HINT, certificate_problem
 __all__ = [
     "LOGIN_HINT",
     "RETRY_SAFE_STATUSES",
+    "AmbiguousWriteError",
     "bearer_challenge",
     "clean_text",
     "connection_error",
@@ -40,6 +41,13 @@ __all__ = [
     "parse_retry_after",
     "request_id",
 ]
+
+
+class AmbiguousWriteError(GraphError):
+    """A write left the process and no answer came back: it may or may not have happened."""
+
+    kind = "outcome_unknown"
+
 
 RETRY_SAFE_STATUSES = frozenset({429, 502, 503, 504})
 """Answers where the same read, later, may well succeed (throttling and gateways)."""

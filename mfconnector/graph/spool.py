@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import httpx
 import trio
 
+from mfconnector.documents.sizes import too_large
 from mfconnector.errors import DocumentError
 from mfconnector.graph.body import _content_coding, _Inflater, _raw_chunks
 from mfconnector.graph.client import GraphClient
@@ -42,15 +43,6 @@ class SpooledFile:
     size: int
     sha256: str
     """Hex SHA-256 of the bytes written (computed as they arrive)."""
-
-
-def too_large(size: int | None, limit: int) -> DocumentError:
-    shown = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
-    return DocumentError(
-        f"the file is {shown}; documents are read up to {limit:,} bytes",
-        code="too_large",
-        hint="open it in its application, or ask for a smaller export of the part you need",
-    )
 
 
 def _declared_total(response: httpx.Response) -> int | None:

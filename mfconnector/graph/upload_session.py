@@ -23,8 +23,7 @@ import trio
 from mfconnector.errors import GraphError
 from mfconnector.graph.body import read_capped
 from mfconnector.graph.client import GraphClient
-from mfconnector.graph.write_call import write_json
-from mfconnector.writes.errors import AmbiguousWriteError
+from mfconnector.graph.errors import AmbiguousWriteError
 
 __all__ = ["ReadChunk", "upload_attachment"]
 
@@ -49,8 +48,7 @@ async def upload_attachment(
 ) -> None:
     """Attach ``size`` bytes to the draft at ``message_path`` through an upload session."""
     item = {"attachmentType": "file", "name": name, "size": size, "contentType": content_type}
-    answer = await write_json(
-        client,
+    answer = await client.write_json(
         "POST",
         f"{message_path}/attachments/createUploadSession",
         body={"AttachmentItem": item},

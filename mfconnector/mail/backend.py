@@ -11,12 +11,21 @@ or an argument it cannot honour is not offered for its account, and a call for i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
+from mfconnector.mail.outgoing import (
+    DraftAttachment,
+    DraftContent,
+    DraftMade,
+    DraftRevision,
+    FrozenOutgoing,
+    ReplyKind,
+    SendResult,
+)
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import AccountTag, Reference
 
@@ -25,7 +34,23 @@ __all__ = [
     "FilesBackend",
     "MailBackend",
     "MailCapabilities",
+    "OnBytes",
+    "Spooled",
+    "SupportsProfile",
 ]
+
+OnBytes = Callable[[int, "int | None"], None]
+"""Called as bytes arrive: (bytes so far, the total when the provider said it)."""
+
+
+class Spooled(Protocol):
+    """Bytes written to a private temporary file, deleted when the context ends."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +139,36 @@ class MailBackend(Protocol):
 
     async def read(self, message: Reference, request: ReadRequest) -> Message: ...
 
+    async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
+        """A message's attachments (metadata), one page."""
+        ...
+
     async def attachment(
         self, message: Reference, attachment: Reference, max_bytes: int
-    ) -> AttachmentContent: ...
+    ) -> AttachmentContent:
+        """One attachment: its bytes up to ``max_bytes`` (files; 0 asks for its metadata
+        only), or the attached email parsed (kind "message"; ``data`` empty)."""
+        ...
+
+    def spool_attachment(
+        self,
+        message: Reference,
+        attachment: Reference,
+        *,
+        limit: int,
+        suffix: str = "",
+        on_bytes: OnBytes | None = None,
+    ) -> AbstractAsyncContextManager[Spooled]:
+        """A file attachment's bytes in a private temporary file, at most ``limit`` bytes
+        (a larger one is ``DocumentError`` too_large), for the document extractor."""
+        ...
 
     # acting
+    async def missing_permissions(self, gate: str) -> Sequence[str]:
+        """What the sign-in lacks for an acting gate ("writes", "send", "delete"), where the
+        provider can tell before any request (Graph's delegated scopes); else ()."""
+        ...
+
     async def create_folder(self, parent: Folder | None, name: str) -> Folder: ...
 
     async def rename_folder(self, folder: Folder, name: str) -> Folder: ...
@@ -139,12 +189,25 @@ class MailBackend(Protocol):
         """Exactly that message, never more (IMAP: UID EXPUNGE of that UID only)."""
         ...
 
-    async def create_draft(self, content: DraftContent) -> Reference: ...
+    async def create_draft(self, content: DraftContent) -> DraftMade: ...
 
     async def create_response(
         self, message: Reference, kind: ReplyKind, content: DraftContent
-    ) -> Reference:
+    ) -> DraftMade:
         """A reply, reply-all or forward draft of ``message``, threaded as the provider does."""
+        ...
+
+    async def revise_draft(self, draft: Reference, revision: DraftRevision) -> DraftMade:
+        """A new draft: a copy of ``draft`` with ``revision``'s changes; ``draft`` stays."""
+        ...
+
+    async def resolve_attachment(self, attachment: DraftAttachment) -> DraftAttachment:
+        """``attachment`` with the name, type, size and version of its ``source`` filled in,
+        read before anything is written; ``ToolInputError`` for a folder or another kind."""
+        ...
+
+    async def source_version(self, attachment: DraftAttachment) -> str | None:
+        """The ``source``'s content version now; None when it is gone."""
         ...
 
     async def freeze(self, draft: Reference) -> FrozenOutgoing:
@@ -160,6 +223,21 @@ class MailBackend(Protocol):
         ...
 
     async def discard_draft(self, draft: Reference) -> None: ...
+
+    async def classify_folder(self, folder: Folder) -> Folder:
+        """``folder`` with its role as the provider states it now, however it was named (an
+        id may name a well-known folder): what the acting tools' folder policy decides on."""
+        ...
+
+
+@runtime_checkable
+class SupportsProfile(Protocol):
+    """A backend that can say who is signed in (``account_status``); optional."""
+
+    async def profile(self) -> dict[str, str]:
+        """The signed-in person: ``name``, ``address`` and what else the provider says
+        (snake_case keys, strings only)."""
+        ...
 
 
 @runtime_checkable

@@ -18,6 +18,8 @@ from mfconnector.mail.refs import Reference
 __all__ = [
     "DraftAttachment",
     "DraftContent",
+    "DraftMade",
+    "DraftRevision",
     "FrozenOutgoing",
     "ReplyKind",
     "SendResult",
@@ -37,6 +39,18 @@ class DraftAttachment:
     source: Reference | None = None
     size: int | None = None
     sha256: str | None = None
+    container: Reference | None = None
+    """Where ``source`` lives: the message of an attachment, the drive of a file (None: the
+    account's own drive)."""
+    source_kind: Literal["file", "attachment"] = "file"
+    """``source`` is a file of a drive, or an attachment of the ``container`` message."""
+    version: str | None = None
+    """The source's content version as the backend read it (Graph's cTag): a confirmation
+    refuses to send when it changed (``MailBackend.source_version``)."""
+    named: bool = False
+    """``name`` was given by the caller (else the backend fills in the source's own)."""
+    typed: bool = False
+    """``content_type`` was given by the caller."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +64,25 @@ class DraftContent:
     text: str | None = None
     content_type: Literal["text", "html"] = "text"
     attachments: Sequence[DraftAttachment] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DraftMade:
+    """A draft a backend wrote, and each attachment as it was attached: ``size`` and
+    ``sha256`` of the bytes that went onto the draft (read by the backend itself)."""
+
+    ref: Reference
+    attached: Sequence[DraftAttachment] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DraftRevision:
+    """A revised copy of a draft: the fields named in ``changed`` (to, cc, bcc, subject,
+    text, attachments) take ``content``'s values, everything else stays as the draft has it
+    (threading, inline images). The original draft is kept."""
+
+    content: DraftContent
+    changed: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +104,19 @@ class FrozenOutgoing:
     message_id: str | None = None
     """The Message-ID header, by which ``verify_sent`` finds the sent copy."""
     native: Mapping[str, Any] = field(default_factory=dict)
+    folder_role: str | None = None
+    """The role of the folder the draft is in now ("drafts" while it may be sent)."""
 
 
 @dataclass(frozen=True, slots=True)
 class SendResult:
     """What one send attempt did. ``unknown``: the request left and no clear answer came
     back (connection lost after DATA, a timeout, a 5xx): never retried; the tools record it
-    and tell the person how to check."""
+    and tell the person how to check. ``not_sent``: nothing left this process (the sign-in
+    stalled, the connection was refused), so the preparation may still be sent.
+    ``error_code`` (rejected, not_sent): the failure's code, for the recorded outcome."""
 
-    outcome: Literal["sent", "rejected", "unknown"]
+    outcome: Literal["sent", "rejected", "unknown", "not_sent"]
     detail: str | None = None
     provider_reply: str | None = None
     sent_copy: Literal["filed_by_provider", "appended", "append_failed", "none"] = (
@@ -87,3 +124,6 @@ class SendResult:
     )
     """Where the sent copy is: Graph and Gmail file it themselves; SMTP appends it to Sent
     (``append_sent``); a failed append never turns a sent message into an error."""
+    error_code: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """The provider's facts for the recorded outcome (``status``, ``provider_code``)."""

@@ -2,38 +2,44 @@
 
 Order: the gate (a hidden tool can still be called by name), the chosen action's own
 fields (unknown, irrelevant or missing ones fail here; nulls already failed the schema),
-the token's permissions, then the work. Any failure becomes a ``WriteError`` with a
-stable ``error_code``; a multi-request operation reports what it did and did not do.
+the shapes the compact schemas leave to code, every reference parsed against the call's
+account (``stale_reference``), what the account's backend can do (``unsupported``), the
+sign-in's permissions, then the work. Every failure has a stable ``error_code``; a
+multi-request operation reports what it did and did not do (``outcome``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 from mfconnector.errors import ToolError
-from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.limits import Limits
-from mfconnector.tools.attachment_sources import check_entries
+from mfconnector.mail.backend import MailBackend
+from mfconnector.mail.failures import Unsupported
+from mfconnector.mail.model import Folder
+from mfconnector.mail.refs import Reference, parse_reference
 from mfconnector.tools.base import ToolContext
-from mfconnector.tools.mailbox import MIN_FOLDER_ID_CHARS, mailbox_of, resolve_folder
+from mfconnector.tools.draft_input import check_entries
 from mfconnector.writes.errors import WriteError, as_write_error
-from mfconnector.writes.setup import WriteSetup, require_scopes, setup_of
+from mfconnector.writes.folder_policy import check_destination
+from mfconnector.writes.setup import WriteSetup, open_setup
 
 __all__ = [
     "ACTING",
     "DESTRUCTIVE",
     "SENDING",
     "Action",
-    "Progress",
     "acting_handler",
-    "check_id",
     "check_shapes",
-    "folder_argument",
-    "folder_target",
+    "destination",
+    "mail_of",
+    "message_ref",
+    "require_permissions",
+    "signed_in_account",
+    "unsupported",
 ]
 
 ACTING: dict[str, Any] = {"destructiveHint": False, "openWorldHint": False}
@@ -43,44 +49,19 @@ the hints that differ are sent (the discovery budget counts every byte)."""
 DESTRUCTIVE: dict[str, Any] = {"openWorldHint": False}
 SENDING: dict[str, Any] = {}
 """Destructive and open world: every hint is MCP's default."""
-_ID = re.compile(r"^[A-Za-z0-9_=+/!.-]{1,1024}$")
-MIN_ID_CHARS = 16
-"""Outlook ids are long; a short word that is not a well-known name is a typo."""
+
+Run = Callable[[ToolContext, WriteSetup, MailBackend, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
 class Action:
-    """One action: the fields it needs, the fields it may take, and the work."""
+    """One action: the fields it needs, the fields it may take, the work, and the gate
+    whose permissions the sign-in must hold for it."""
 
     required: tuple[str, ...]
     optional: tuple[str, ...]
-    run: Callable[[ToolContext, WriteSetup, dict[str, Any], Progress], Awaitable[dict[str, Any]]]
-    scopes: tuple[str, ...] = ("Mail.ReadWrite",)
-
-
-@dataclass
-class Progress:
-    """What a multi-request operation has done so far, for a partial outcome."""
-
-    done: list[str] = field(default_factory=list)
-    pending: list[str] = field(default_factory=list)
-    facts: dict[str, Any] = field(default_factory=dict)
-    writing: bool = False
-    """True while a request that may change the mailbox is in flight."""
-
-    def plan(self, *steps: str) -> None:
-        self.pending = list(steps)
-
-    def did(self, step: str, **facts: Any) -> None:
-        self.done.append(step)
-        if step in self.pending:
-            self.pending.remove(step)
-        self.facts.update(facts)
-
-    def outcome(self) -> dict[str, Any] | None:
-        if not self.done:
-            return None
-        return {"done": list(self.done), "not_done": list(self.pending), **self.facts}
+    run: Run
+    permissions: str = "writes"
 
 
 def _field_error(message: str, hint: str) -> WriteError:
@@ -88,7 +69,7 @@ def _field_error(message: str, hint: str) -> WriteError:
 
 
 def check_fields(name: str, arguments: Mapping[str, Any], actions: Mapping[str, Action]) -> Action:
-    """The chosen action, once its arguments are exactly its own."""
+    """The chosen action, once its arguments are exactly its own (and ``account``)."""
     action_name = arguments.get("action")
     key = action_name if isinstance(action_name, str) else ""
     action = actions.get(key)
@@ -96,18 +77,18 @@ def check_fields(name: str, arguments: Mapping[str, Any], actions: Mapping[str, 
         raise _field_error(
             f"{name} needs `action`, one of {', '.join(actions)}", "add the action and call again"
         )
-    allowed = {"action", *action.required, *action.optional}
+    allowed = {"action", "account", *action.required, *action.optional}
     extra = sorted(set(arguments) - allowed)
     if extra:
         raise _field_error(
             f"`{key}` does not take {', '.join(f'`{e}`' for e in extra)}; nothing was done",
-            f"`{key}` takes: {', '.join(sorted(allowed - {'action'}))}",
+            f"`{key}` takes: {', '.join(sorted(allowed - {'action', 'account'}))}",
         )
     missing = [f for f in action.required if f not in arguments]
     if missing:
         raise _field_error(
             f"`{key}` needs {', '.join(f'`{m}`' for m in missing)}; nothing was done",
-            f"`{key}` takes: {', '.join(sorted(allowed - {'action'}))}",
+            f"`{key}` takes: {', '.join(sorted(allowed - {'action', 'account'}))}",
         )
     return action
 
@@ -138,51 +119,62 @@ def check_shapes(arguments: Mapping[str, Any], limits: Limits) -> None:
         check_entries(arguments["attachments"], limits)
 
 
+def mail_of(ctx: ToolContext, arguments: Mapping[str, Any]) -> MailBackend:
+    """The backend of the call's account, for its own mailbox (acting never reaches a
+    shared mailbox named by ``--mailbox``)."""
+    return ctx.account(dict(arguments)).mail
+
+
+def unsupported(what: str, hint: str) -> Unsupported:
+    return Unsupported(f"{what}; nothing was requested", hint=hint)
+
+
+def message_ref(backend: MailBackend, arguments: Mapping[str, Any], argument: str) -> Reference:
+    """A message reference of the call's account, parsed before any request."""
+    return parse_reference(arguments[argument], backend.tag, argument)
+
+
+async def destination(backend: MailBackend, value: str, argument: str) -> Folder:
+    """A folder mail may be filed into, named as the read tools take folders (reference,
+    role, name or path), with the role the provider states for it now."""
+    folder = await backend.resolve_folder(value, argument)
+    return check_destination(await backend.classify_folder(folder), argument)
+
+
+async def require_permissions(
+    ctx: ToolContext, setup: WriteSetup, backend: MailBackend, gate: str
+) -> None:
+    """Refuse before any request when the sign-in lacks what ``gate``'s actions need."""
+    missing = list(await backend.missing_permissions(gate))
+    if missing:
+        raise WriteError(
+            "insufficient_scope",
+            f"the signed-in token lacks {', '.join(missing)}; nothing was requested",
+            hint=f"run `{setup.gates.login_command()}` in a terminal to consent, then call again",
+            details={"missing_scopes": missing},
+        )
+
+
+async def signed_in_account(ctx: ToolContext) -> str:
+    """Who a preparation belongs to: the signed-in account as the token provider names it."""
+    facts: dict[str, Any] = await ctx.token_provider.describe()
+    return str(facts.get("account") or "unknown account")
+
+
 def acting_handler(
     name: str, gate: str, actions: Mapping[str, Action]
 ) -> Callable[[ToolContext, dict[str, Any]], Awaitable[dict[str, Any]]]:
-    """The tool handler: gate, fields, scopes, then the action; failures classified."""
+    """The tool handler: gate, fields, shapes, permissions, then the action."""
 
     async def handle(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        setup = setup_of(ctx, name, gate)
+        setup = open_setup(ctx.writes, name, gate)
         action = check_fields(name, arguments, actions)
         check_shapes(arguments, ctx.limits)
-        await require_scopes(ctx, setup, action.scopes)
-        progress = Progress()
         try:
-            return await action.run(ctx, setup, arguments, progress)
+            backend = mail_of(ctx, arguments)
+            await require_permissions(ctx, setup, backend, action.permissions)
+            return await action.run(ctx, setup, backend, arguments)
         except ToolError as error:
-            raise as_write_error(
-                error, writing=progress.writing, outcome=progress.outcome()
-            ) from None
+            raise as_write_error(error) from None
 
     return handle
-
-
-def check_id(value: str, argument: str) -> str:
-    """An Outlook message or folder id as given by a previous result."""
-    if len(value) < MIN_ID_CHARS or not _ID.match(value):
-        raise _field_error(
-            f"`{argument}` is not an Outlook id: {value[:40]!r}",
-            "pass an id exactly as mail_list, mail_search or mail_folders gave it",
-        )
-    return value
-
-
-def folder_target(value: str, argument: str) -> str:
-    """A folder id or a well-known folder name (lowercased), for destinations."""
-    if value.lower() in GRAPH_WELL_KNOWN_FOLDERS:
-        return value.lower()
-    return check_id(value, argument)
-
-
-async def folder_argument(ctx: ToolContext, value: str, argument: str) -> str:
-    """A folder as the read tools take it: well-known name, id, display name or path
-    (``Projects/Contoso``), resolved the way the read tools resolve it; returns the
-    well-known name or the folder's id, unquoted (for a request body)."""
-    if value.lower() in GRAPH_WELL_KNOWN_FOLDERS or (
-        len(value) >= MIN_FOLDER_ID_CHARS and _ID.match(value)
-    ):
-        return folder_target(value, argument)
-    segment = await resolve_folder(ctx, mailbox_of(ctx, {}), value, argument)
-    return unquote(segment)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import ToolError
-from mfconnector.graph.cursor import CursorSigner
 from mfconnector.jsonrpc import encode_json
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.tools.cursors import CursorSigner
+from mfconnector.tools.encoding import Encoded
 from mfconnector.tools.progress import report_progress
 from mfconnector.tools.state import ReadState
 
@@ -172,9 +173,13 @@ def wire_bytes(payload: Any) -> int:
 
 
 def success_result(structured: dict[str, Any], *, allow_partial: bool) -> dict[str, Any]:
-    """Structured data twice (object and JSON text); incomplete data is an error unless allowed."""
+    """Structured data twice (object and JSON text); incomplete data is an error unless allowed.
+
+    A result the tool already encoded (``Encoded``) sends the text it was built with.
+    """
+    text = structured.text if isinstance(structured, Encoded) else _text(structured)
     result: dict[str, Any] = {
-        "content": [{"type": "text", "text": _text(structured)}],
+        "content": [{"type": "text", "text": text}],
         "structuredContent": structured,
     }
     if structured.get("incomplete") is True:

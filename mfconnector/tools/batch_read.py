@@ -5,7 +5,7 @@ in order while the whole result, counted as sent (the structured copy and its te
 escaped, plus room for the reply around them), stays within ``max_response_bytes``. Every
 requested id comes back exactly once with a status: ``ok``, ``error`` (that message failed;
 the batch goes on), ``not_returned`` (read, but it did not fit) or ``not_read`` (after the
-stop). ``nextIndex`` and ``stopReason`` say where to continue. A first message that does
+stop). ``next_index`` and ``stop_reason`` say where to continue. A first message that does
 not fit is shrunk (a shorter body window, down to none); when even its headers do not
 fit, the result says so and how to get it.
 """
@@ -17,16 +17,12 @@ from typing import Any
 import trio
 
 from mfconnector.errors import ToolError, ToolInputError
-from mfconnector.timezones import MailboxZone
+from mfconnector.mail.model import Message
+from mfconnector.mail.refs import Reference
 from mfconnector.tools.base import ToolContext, wire_bytes
-from mfconnector.tools.mailbox import Mailbox
-from mfconnector.tools.messages import COMPACT_READ_FIELDS, FULL_READ_FIELDS, omitted_record
-from mfconnector.tools.reading import (
-    COMPACT_ATTACHMENT_OMITS,
-    Fetched,
-    fetch_message,
-    shape_message,
-)
+from mfconnector.tools.mail_call import MailCall
+from mfconnector.tools.mail_view import COMPACT_READ_OMITS, GET_FULL
+from mfconnector.tools.reading import read_request, shape_message
 
 __all__ = ["BatchRead"]
 
@@ -35,13 +31,13 @@ ENVELOPE_BYTES = 512
 MIN_WINDOW_CHARS = 0
 """A first message that does not fit is retried with ever smaller body windows, down to
 this (an empty window still returns its headers and says where the body continues)."""
-HOW = "call again with the ids from nextIndex on"
+HOW = "call again with the ids from next_index on"
 HOW_NONE_FIT = (
     "not even the first message fits: raise max_response_bytes, or ask for fewer ids, or "
     "read it alone with mail_read message_id"
 )
 
-Outcome = Fetched | ToolError | None
+Outcome = Message | ToolError | None
 
 
 class BatchRead:
@@ -50,14 +46,13 @@ class BatchRead:
     def __init__(
         self,
         ctx: ToolContext,
-        mailbox: Mailbox,
-        zone: MailboxZone,
+        call: MailCall,
         *,
         full: bool,
         unique: bool,
         budget: int,
     ) -> None:
-        self.ctx, self.mailbox, self.zone = ctx, mailbox, zone
+        self.ctx, self.call, self.zone = ctx, call, call.zone
         self.full, self.unique, self.budget = full, unique, budget
         self.items: list[dict[str, Any]] = []
         self.result: dict[str, Any] = {}
@@ -65,14 +60,16 @@ class BatchRead:
         self.fetched = 0
         self.wanted = 0
 
-    async def read(self, ids: list[str]) -> dict[str, Any]:
+    async def read(self, refs: list[Reference]) -> dict[str, Any]:
+        ids = [str(ref) for ref in refs]
+        self.refs = refs
         self._start(ids)
         self.wanted = len(ids)
         stop: int | None = None
         # Messages fetched at once: as many as Graph requests may be in flight.
         width = self.ctx.limits.graph_concurrency
         for start in range(0, len(ids), width):
-            outcomes = await self._fetch(ids[start : start + width])
+            outcomes = await self._fetch(refs[start : start + width])
             for slot, outcome in enumerate(outcomes):
                 index = start + slot
                 item = None if stop is not None else self._fit(index, outcome)
@@ -92,13 +89,13 @@ class BatchRead:
         self.items = [{"id": mid, "status": "not_read"} for mid in ids]
         self.result = {
             "items": self.items,
-            "maxResponseBytes": self.budget,
-            "responseBytes": self.budget,
+            "max_response_bytes": self.budget,
+            "response_bytes": self.budget,
         }
         if not self.full:  # named once for the whole batch, not per message
-            omitted = omitted_record(FULL_READ_FIELDS, COMPACT_READ_FIELDS, []) or {}
-            fields = [*omitted.get("fields", []), COMPACT_ATTACHMENT_OMITS]
-            self.result["omitted"] = {**omitted, "fields": fields}
+            self.result["omitted"] = {"fields": list(COMPACT_READ_OMITS), "get": GET_FULL}
+        self.result["time_zone"] = self.zone.name
+        self.call.labelled(self.result)
         self.result.update(_worst_case_tail(len(ids), self.budget))
         if self._size() > self.budget:
             raise ToolInputError(
@@ -110,21 +107,16 @@ class BatchRead:
     def _size(self) -> int:
         return wire_bytes(self.result) + ENVELOPE_BYTES
 
-    async def _fetch(self, ids: list[str]) -> list[Outcome]:
+    async def _fetch(self, ids: list[Reference]) -> list[Outcome]:
         """Read ``ids`` at once (the client's limiter keeps Graph at 4 in flight); one failing
         read is that message's error, never the batch's."""
         outcomes: list[Outcome] = [None] * len(ids)
 
-        async def read(slot: int, message_id: str) -> None:
+        request = read_request(full=self.full, unique=self.unique)
+
+        async def read(slot: int, message: Reference) -> None:
             try:
-                outcomes[slot] = await fetch_message(
-                    self.ctx,
-                    self.mailbox,
-                    self.zone,
-                    message_id,
-                    full=self.full,
-                    unique=self.unique,
-                )
+                outcomes[slot] = await self.call.backend.read(message, request)
             except ToolError as error:
                 outcomes[slot] = error
             self.fetched += 1
@@ -147,24 +139,23 @@ class BatchRead:
             self.items[index] = {"id": item["id"], "status": "not_read"}
             if fits:
                 return item
-            if self.returned or not isinstance(outcome, Fetched) or window <= MIN_WINDOW_CHARS:
+            if self.returned or not isinstance(outcome, Message) or window <= MIN_WINDOW_CHARS:
                 return None
             window = max(MIN_WINDOW_CHARS, window // 2 if window > 1 else 0)
 
     def _item(self, message_id: str, outcome: Outcome, window: int) -> dict[str, Any]:
-        if not isinstance(outcome, Fetched):
+        if not isinstance(outcome, Message):
             error = outcome if outcome is not None else ToolError("the read did not finish")
             return {"id": message_id, "status": "error", "error": error.to_payload()}
         payload, skipped = shape_message(
-            self.ctx,
+            self.ctx.limits,
             outcome,
             self.zone,
             full=self.full,
-            unique=self.unique,
             offset=0,
             window_chars=window,
+            with_omitted=False,  # named once for the whole batch instead
         )
-        payload.pop("omitted", None)  # named once for the whole batch instead
         if payload["message"].get("id") == message_id:
             del payload["message"]["id"]  # the item's id says it once
         item: dict[str, Any] = {"id": message_id, "status": "ok", **payload}
@@ -174,28 +165,28 @@ class BatchRead:
 
     def _finish(self, stop: int | None) -> dict[str, Any]:
         result, items = self.result, self.items
-        for key in ("nextIndex", "stopReason", "incomplete", "skipped"):
+        for key in ("next_index", "stop_reason", "incomplete", "skipped"):
             result.pop(key, None)
         if stop is None:
             stop = next((i for i, item in enumerate(items) if item["status"] == "not_read"), None)
         skipped: dict[str, Any] = {}
         if stop is not None:
-            result["nextIndex"] = stop
-            result["stopReason"] = "response_limit"
+            result["next_index"] = stop
+            result["stop_reason"] = "response_limit"
             skipped["items"] = {
-                "nextIndex": stop,
-                "notReturned": sum(1 for item in items if item["status"] == "not_returned"),
-                "notRead": sum(1 for item in items if item["status"] == "not_read"),
+                "next_index": stop,
+                "not_returned": sum(1 for item in items if item["status"] == "not_returned"),
+                "not_read": sum(1 for item in items if item["status"] == "not_read"),
                 "why": f"the max_response_bytes budget ({self.budget:,} bytes)",
                 "how": HOW if self.returned else HOW_NONE_FIT,
             }
         with_skipped = [i for i, item in enumerate(items) if "skipped" in item]
         if with_skipped:
-            skipped["perItem"] = {"indexes": with_skipped, "see": "items[i].skipped"}
+            skipped["per_item"] = {"indexes": with_skipped, "see": "items[i].skipped"}
         if skipped:
             result["incomplete"] = True
             result["skipped"] = skipped
-        result["responseBytes"] = wire_bytes(result)
+        result["response_bytes"] = wire_bytes(result)
         return result
 
 
@@ -203,17 +194,17 @@ def _worst_case_tail(count: int, budget: int) -> dict[str, Any]:
     """The stop record at its largest for ``count`` items (see ``BatchRead._finish``)."""
     last = max(count - 1, 0)
     return {
-        "nextIndex": last,
-        "stopReason": "response_limit",
+        "next_index": last,
+        "stop_reason": "response_limit",
         "incomplete": True,
         "skipped": {
             "items": {
-                "nextIndex": last,
-                "notReturned": count,
-                "notRead": count,
+                "next_index": last,
+                "not_returned": count,
+                "not_read": count,
                 "why": f"the max_response_bytes budget ({budget:,} bytes)",
                 "how": HOW,
             },
-            "perItem": {"indexes": list(range(count)), "see": "items[i].skipped"},
+            "per_item": {"indexes": list(range(count)), "see": "items[i].skipped"},
         },
     }

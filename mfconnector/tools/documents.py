@@ -1,22 +1,27 @@
 """Document text for the read tools: download to a private file, parse in a worker.
 
-``files_read`` and attachment reads call ``read_document`` with the Graph path of the
-bytes (``.../content`` or ``.../$value``); the answer is the same 10,000-character window
+``files_read`` and attachment reads call ``read_document`` with a way to spool the bytes
+to a private file (the files tools' Graph download, a mail backend's ``spool_attachment``);
+the answer is the same 10,000-character window
 with ``offset`` continuation as plain text files get, plus where each page, sheet, slide
 or heading starts (``content.parts``) so the assistant can jump there with ``part``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
+from mfconnector.documents.sizes import too_large
 from mfconnector.errors import ToolInputError
+from mfconnector.mail.backend import OnBytes, Spooled
 from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ActiveLimit, ToolContext
 from mfconnector.tools.document_progress import DocumentProgress
 
-if TYPE_CHECKING:
-    from mfconnector.graph.client import GraphClient
+Spool = Callable[[int, str, OnBytes], AbstractAsyncContextManager[Spooled]]
+"""Spools the document: (byte limit, file suffix, told as bytes arrive)."""
 
 __all__ = ["PART", "document_kind", "read_document", "unreadable_reason"]
 
@@ -48,8 +53,7 @@ def unreadable_reason(name: str) -> str | None:
 
 async def read_document(
     ctx: ToolContext,
-    graph: GraphClient,
-    content_path: str,
+    spool: Spool,
     *,
     kind: str,
     size: Any,
@@ -59,7 +63,6 @@ async def read_document(
     """The ``content`` object of a read result for one document; ``skipped`` filled in."""
     from mfconnector.documents.formats import NAMES
     from mfconnector.documents.runner import workers_for
-    from mfconnector.graph.spool import spooled_download, too_large
 
     if "offset" in arguments and "part" in arguments:
         raise ToolInputError("give `offset` or `part`, not both")
@@ -73,9 +76,7 @@ async def read_document(
         "chars": ctx.limits.body_chars,
     }
     progress = DocumentProgress(ctx, NAMES[kind], kind)
-    async with spooled_download(
-        graph, content_path, limit=limit, suffix=f".{kind}", on_bytes=progress.downloaded
-    ) as spooled:
+    async with spool(limit, f".{kind}", progress.downloaded) as spooled:
         job["path"] = spooled.path
         progress.parsing(spooled.size)
         answer = await workers_for(ctx.limits).run(
@@ -85,16 +86,16 @@ async def read_document(
         "returned": True,
         "format": kind,
         "text": answer["text"],
-        "charsRead": answer["totalChars"],
+        "chars_read": answer["totalChars"],
     }
     if answer["parts"]:
         content["parts"] = answer["parts"]
-        content["partsTotal"] = answer["partsTotal"]
+        content["parts_total"] = answer["partsTotal"]
     if answer["redactions"]:
         skipped.removed.append("content.text")
     record: dict[str, Any] = {"field": "content.text", **(answer["clip"] or {})}
     if answer["cut"]:
         record["note"] = answer["cut"]
-    if "nextOffset" in record or answer["cut"]:
+    if "next_offset" in record or answer["cut"]:
         skipped.text = record
     return content

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import ToolInputError
 from mfconnector.graph.urls import quote_segment
+from mfconnector.mail.backend import OnBytes
 from mfconnector.shaping import Skipped, redact_text, shape_item
 from mfconnector.tools.base import ActiveLimit, Tool, ToolContext
 from mfconnector.tools.common import (
@@ -20,7 +21,13 @@ from mfconnector.tools.common import (
     item_shaper,
 )
 from mfconnector.tools.content import not_text_reason, readable_as
-from mfconnector.tools.documents import PART, document_kind, read_document, unreadable_reason
+from mfconnector.tools.documents import (
+    PART,
+    Spool,
+    document_kind,
+    read_document,
+    unreadable_reason,
+)
 from mfconnector.tools.drives import Drive, drive_of
 from mfconnector.tools.item_tables import drive_table
 from mfconnector.tools.listing import continued_arguments, list_result
@@ -212,12 +219,11 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
             raise ToolInputError(
                 "a negative `offset` reads a text file from its end; a document's text starts "
                 "at offset 0",
-                hint="use `part` or skipped.text.nextOffset to move through a document",
+                hint="use `part` or skipped.text.next_offset to move through a document",
             )
         result["content"] = await read_document(
             ctx,
-            graph,
-            f"{drive.path}/items/{quote_segment(raw['id'])}/content",
+            _graph_spool(graph, f"{drive.path}/items/{quote_segment(raw['id'])}/content"),
             kind=kind,
             size=raw.get("size"),
             arguments=arguments,
@@ -237,6 +243,16 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     return skipped.apply(result)
 
 
+def _graph_spool(graph: GraphClient, path: str) -> Spool:
+    """Spools a drive file's ``/content`` for the document extractor."""
+    from mfconnector.graph.spool import spooled_download
+
+    def spool(limit: int, suffix: str, on_bytes: OnBytes) -> Any:
+        return spooled_download(graph, path, limit=limit, suffix=suffix, on_bytes=on_bytes)
+
+    return spool
+
+
 async def _text_window(
     ctx: ToolContext,
     graph: GraphClient,
@@ -254,7 +270,7 @@ async def _text_window(
     except ValueError:
         raise ToolInputError(
             "Graph did not give this file's size, so a negative `offset` cannot be placed",
-            hint="read it with offset 0 and follow skipped.text.nextOffset",
+            hint="read it with offset 0 and follow skipped.text.next_offset",
         ) from None
     if size is not None and start and start >= size:
         raise ToolInputError(
@@ -278,19 +294,19 @@ async def _text_window(
     if redactions:
         skipped.removed.append("content.text")
     total = download.total_size if download.total_size is not None else size
-    content: dict[str, Any] = {"returned": True, "text": text, "fromByte": window.start}
-    content["toByte"] = window.end
+    content: dict[str, Any] = {"returned": True, "text": text, "from_byte": window.start}
+    content["to_byte"] = window.end
     if total is not None:
-        content["totalBytes"] = total
+        content["total_bytes"] = total
     if window.undecodable_chars:
-        content["undecodableChars"] = window.undecodable_chars
+        content["undecodable_chars"] = window.undecodable_chars
     record: dict[str, Any] = {"field": "content.text"}
     if window.start:
-        record["bytesBefore"] = window.start
+        record["bytes_before"] = window.start
     if total is None or window.end < total:
-        record["nextOffset"] = window.end
+        record["next_offset"] = window.end
         if total is not None:
-            record["bytesAfter"] = total - window.end
+            record["bytes_after"] = total - window.end
     if len(record) > 1:
         record["note"] = "offsets are bytes; a negative offset reads from the end"
         skipped.text = record
@@ -342,7 +358,7 @@ FILES_READ = Tool(
     title="Read file",
     description=lambda limits: (
         "One drive item's metadata and its text (text files, Word, Excel, PowerPoint, PDF, "
-        f".eml): {limits.body_chars:,} characters from `offset` (skipped.text.nextOffset; "
+        f".eml): {limits.body_chars:,} characters from `offset` (skipped.text.next_offset; "
         "in a text file, bytes, negative from the end) or `part` (content.parts). "
         f"{UNTRUSTED}"
     ),

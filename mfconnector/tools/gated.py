@@ -1,14 +1,20 @@
-"""Which tools a server lists, given the operator's gates, and what the hidden ones answer.
+"""Which tools a server lists, given the operator's gates and what its accounts' backends
+can do, and what the hidden ones answer.
 
 The read tools are always listed. Each acting tool is listed only when its gate is on; a
 call to a hidden one by name answers ``gate_disabled`` naming the flag that turns it on.
+A tool no account's backend can honour (``mail_delete_permanently`` where no provider
+deletes permanently) is not offered either, and a call to it is ``unsupported``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from mfconnector.errors import ToolError
+from mfconnector.mail.backend import MailCapabilities
+from mfconnector.mail.failures import Unsupported
 from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import Tool
 from mfconnector.tools.mail_write import MAIL_CREATE, MAIL_DELETE_PERMANENTLY, MAIL_MODIFY
@@ -37,19 +43,46 @@ GATED_TOOLS: tuple[tuple[Tool, tuple[str, ...]], ...] = (
 act is audited."""
 
 
-def listed_tools(gates: Gates) -> tuple[Tool, ...]:
-    """The read tools, then each acting tool whose gate is on, in a fixed order."""
-    gated = tuple(tool for tool, names in GATED_TOOLS if any(gates.on(n) for n in names))
+NEEDS: dict[str, str] = {"mail_delete_permanently": "permanent_delete"}
+"""Acting tools that need a capability of some account's backend (``MailCapabilities``)."""
+
+
+def _honoured(tool: Tool, capabilities: Sequence[MailCapabilities] | None) -> bool:
+    need = NEEDS.get(tool.name)
+    if need is None or capabilities is None:
+        return True
+    return any(getattr(c, need) for c in capabilities)
+
+
+def listed_tools(
+    gates: Gates, capabilities: Sequence[MailCapabilities] | None = None
+) -> tuple[Tool, ...]:
+    """The read tools, then each acting tool whose gate is on and that some account's
+    backend can honour (``capabilities``: one per account; None: not considered)."""
+    gated = tuple(
+        tool
+        for tool, names in GATED_TOOLS
+        if any(gates.on(n) for n in names) and _honoured(tool, capabilities)
+    )
     return (*ALL_TOOLS, *gated)
 
 
-def hidden_tools(gates: Gates) -> dict[str, ToolError]:
+def hidden_tools(
+    gates: Gates, capabilities: Sequence[MailCapabilities] | None = None
+) -> dict[str, ToolError]:
     """What a call to each hidden acting tool answers, by name."""
-    return {
-        tool.name: gate_error(tool.name, names[0])
-        for tool, names in GATED_TOOLS
-        if not any(gates.on(n) for n in names)
-    }
+    hidden: dict[str, ToolError] = {}
+    for tool, names in GATED_TOOLS:
+        if not any(gates.on(n) for n in names):
+            hidden[tool.name] = gate_error(tool.name, names[0])
+        elif not _honoured(tool, capabilities):
+            reasons = [dict(c.missing).get(NEEDS[tool.name]) for c in capabilities or ()]
+            why = next((r for r in reasons if r), "no account of this server can do it")
+            hidden[tool.name] = Unsupported(
+                f"{tool.name} is not offered: {why}; nothing was requested",
+                hint="use mail_modify trash (to Deleted Items) instead",
+            )
+    return hidden
 
 
 def instructions(gates: Gates) -> str:

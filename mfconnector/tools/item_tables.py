@@ -1,4 +1,5 @@
-"""Drive items and mail folders as compact tables, the way mail lists already are.
+"""Drive items as compact tables, the way mail lists already are (mail folders' table is
+``tools.message_pages``).
 
 A page of drive items repeats the same parent, the same editor and a web address that is
 the folder's address plus the name; a page of folders repeats one parent id. The compact
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["GET_FULL", "drive_table", "folder_table"]
+__all__ = ["GET_FULL", "drive_table"]
 
 GET_FULL = 'detail: "full"'
 DRIVE_COLUMNS = ("id", "name", "size", "type", "modified")
@@ -20,18 +21,6 @@ DRIVE_SHARED = ("children", "parent", "modifiedBy")
 """Columns when rows differ, one ``common`` value when every row of the page agrees."""
 DRIVE_SHOWN = ("id", "name", "size", "file", "folder", "lastModifiedDateTime")
 """Graph fields the compact drive row carries whole (with parent and editor as above)."""
-FOLDER_COLUMNS = ("id", "name", "unread", "total", "subfolders")
-FOLDER_SHARED = ("parent", "hidden")
-FOLDER_SHOWN = (
-    "id",
-    "displayName",
-    "unreadItemCount",
-    "totalItemCount",
-    "childFolderCount",
-    "parentFolderId",
-    "isHidden",
-)
-
 Row = dict[str, Any]
 
 
@@ -64,18 +53,6 @@ def drive_row(item: Mapping[str, Any]) -> Row:
         "children": folder.get("childCount") if isinstance(folder, Mapping) else None,
         "parent": _parent(item),
         "modifiedBy": _editor(item),
-    }
-
-
-def folder_row(folder: Mapping[str, Any]) -> Row:
-    return {
-        "id": folder.get("id"),
-        "name": folder.get("displayName"),
-        "unread": folder.get("unreadItemCount"),
-        "total": folder.get("totalItemCount"),
-        "subfolders": folder.get("childFolderCount"),
-        "parent": folder.get("parentFolderId"),
-        "hidden": folder.get("isHidden"),
     }
 
 
@@ -141,10 +118,3 @@ def drive_table(result: dict[str, Any], fields: Sequence[str]) -> dict[str, Any]
     omitted["fields"].append("parentReference.id")
     omitted["note"] = "parent is parentReference.path; modifiedBy the editor's name"
     return _compact(result, "items", drive_row, DRIVE_COLUMNS, DRIVE_SHARED, omitted)
-
-
-def folder_table(result: dict[str, Any], fields: Sequence[str]) -> dict[str, Any]:
-    """A mail_folders result in compact form: nothing is left out, only renamed."""
-    return _compact(
-        result, "folders", folder_row, FOLDER_COLUMNS, FOLDER_SHARED, _omitted(fields, FOLDER_SHOWN)
-    )

@@ -1,5 +1,8 @@
 """One page of a Graph collection, at most ``limit`` items, and a cursor for the rest.
 
+Used by the files tools, which still speak Graph (the mail tools page through their
+account's backend: ``tools.paging``).
+
 No extra page is ever fetched on the caller's behalf. When Graph says there is more
 (``@odata.nextLink``), or its page held more than the caller asked for, or the items
 would not fit the result size limit, the result says so and carries an opaque cursor;
@@ -12,11 +15,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mfconnector.errors import GraphError
+from mfconnector.errors import GraphError, ToolInputError
 from mfconnector.graph.cursor import canonical_link
 from mfconnector.graph.urls import build_url, is_graph_url, with_select
 from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ToolContext, wire_bytes
+from mfconnector.tools.common import ItemShaper
+from mfconnector.tools.cursors import CURSOR_HINT
+from mfconnector.tools.paging import UNBOUND_ARGUMENTS, continued_arguments
 
 __all__ = [
     "UNBOUND_ARGUMENTS",
@@ -27,17 +33,10 @@ __all__ = [
     "list_result",
 ]
 
-ItemShaper = Callable[[Any, Skipped, str], dict[str, Any]]
 PageShaper = Callable[[list[Any]], Awaitable[ItemShaper]]
 """Makes the item shaper once the page is in (it may look things up for the page first)."""
 CursorFor = Callable[[str, int], str]
 """Signs a cursor for (url, items already shown) with the listing's binding."""
-
-UNBOUND_ARGUMENTS = frozenset({"cursor", "limit"})
-"""Arguments a cursor is not bound to: the page size may change from page to page."""
-SCOPE_ARGUMENTS = frozenset({"mailbox", "drive_id", "site"})
-"""Arguments that choose whose mail or drive a call reads: never taken from a cursor, so a
-call that leaves them out reads the signed-in user's own, and another's cursor is refused."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ class Page:
         if shown < self.remaining:
             record = {
                 **self._cursor(self.url, self.skip + shown),
-                "morePages": bool(self.next_link),
+                "more_pages": bool(self.next_link),
             }
             if not self.next_link:
                 record["count"] = self.remaining - shown
@@ -69,30 +68,16 @@ class Page:
             return record
         if self.foreign_link:
             note = "Graph's continuation link points outside the Graph root; it was not followed"
-            return {"cursor": None, "morePages": True, "note": note}
+            return {"cursor": None, "more_pages": True, "note": note}
         if self.next_link is None:
             return None
-        return {**self._cursor(self.next_link, 0), "morePages": True}
+        return {**self._cursor(self.next_link, 0), "more_pages": True}
 
     def _cursor(self, url: str, skip: int) -> dict[str, Any]:
         try:
             return {"cursor": self.cursor_for(url, skip)}
         except ValueError:
             return {"cursor": None, "note": "the continuation is too long to carry in a cursor"}
-
-
-def continued_arguments(ctx: ToolContext, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A call that passes only a cursor (and perhaps the mailbox or drive) continues with the
-    arguments its listing was made with (folder, filters, query, view), so the next page
-    keeps its context; any other call is as given. The mailbox or drive is never taken
-    from the cursor (``SCOPE_ARGUMENTS``)."""
-    if "cursor" not in arguments or set(arguments) - UNBOUND_ARGUMENTS - SCOPE_ARGUMENTS:
-        return arguments
-    carried = ctx.cursors.carried_arguments(arguments["cursor"], tool=tool)
-    if carried is None:
-        return arguments
-    kept = {key: value for key, value in carried.items() if key not in SCOPE_ARGUMENTS}
-    return {**kept, **arguments}
 
 
 def _graph_value(body: Any) -> list[Any]:
@@ -144,14 +129,20 @@ async def fetch_page(
             tool=tool,
             scope=bound_scope,
             arguments=bound_arguments or None,
-            root=graph.root,
         )
-        url, skip = where.url, where.skip
+        link = where.position.get("link")
+        if not isinstance(link, str) or not is_graph_url(link, graph.root):
+            raise ToolInputError(
+                "this cursor is not one this server issued (its link does not point into "
+                "Microsoft Graph)",
+                hint=CURSOR_HINT,
+            )
+        url, skip = link, where.skip
         context_known = bool(bound_arguments) or where.arguments is not None
         answer = await graph.get_json_url(url, headers=headers)
 
         def cursor_for(link: str, shown: int) -> str:
-            return ctx.cursors.reissue(where, url=link, skip=shown)
+            return ctx.cursors.reissue(where, position={"link": canonical_link(link)}, skip=shown)
     else:
         url, skip = build_url(graph.root, path, query), 0
         answer = await graph.get_json(path, query=query, headers=headers)
@@ -161,7 +152,7 @@ async def fetch_page(
                 tool=tool,
                 scope=bound_scope,
                 arguments=bound_arguments,
-                url=link,
+                position={"link": canonical_link(link)},
                 skip=shown,
                 carry=True,
             )

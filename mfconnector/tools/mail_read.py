@@ -11,18 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 from mfconnector.errors import ToolInputError
+from mfconnector.mail.failures import Unsupported
 from mfconnector.tools.base import ActiveLimit, Tool, ToolContext
 from mfconnector.tools.batch_read import BatchRead
 from mfconnector.tools.common import (
     DETAIL,
     MAILBOX,
-    OUTLOOK_ID,
+    MESSAGE_REF,
     OUTPUT_SCHEMA,
     UNTRUSTED,
     input_schema,
 )
-from mfconnector.tools.mailbox import mailbox_of, mailbox_zone
-from mfconnector.tools.reading import fetch_message, shape_message
+from mfconnector.tools.mail_call import mail_call
+from mfconnector.tools.reading import read_request, shape_message
 
 __all__ = ["MAIL_READ"]
 
@@ -35,35 +36,39 @@ async def mail_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
             "give `message_id` (one message) or `message_ids` (1-10), not both or neither",
             hint="take ids from mail_list or mail_search",
         )
-    mailbox = mailbox_of(ctx, arguments)
-    zone = await mailbox_zone(ctx, mailbox)
+    call = await mail_call(ctx, arguments)
     full = arguments.get("detail") == "full"
     unique = bool(arguments.get("unique_body"))
+    if unique and not call.backend.capabilities.unique_body:
+        raise Unsupported(
+            f"account {call.account!r} cannot tell a reply's new part from the quoted rest",
+            hint="leave out unique_body to read the whole body",
+        )
     if many is not None:
         if "body_offset" in arguments:
             raise ToolInputError(
                 "`body_offset` reads on in one message; it does not apply to `message_ids`",
                 hint="continue a clipped body with mail_read message_id and body_offset",
             )
+        refs = [call.reference(value, f"message_ids[{i}]") for i, value in enumerate(many)]
         budget = arguments.get("max_response_bytes", ctx.limits.batch_response_bytes_default)
-        batch = BatchRead(ctx, mailbox, zone, full=full, unique=unique, budget=budget)
-        result = await batch.read(many)
-    elif single is not None:
-        fetched = await fetch_message(ctx, mailbox, zone, single, full=full, unique=unique)
-        result, skipped = shape_message(
-            ctx,
-            fetched,
-            zone,
-            full=full,
-            unique=unique,
-            offset=arguments.get("body_offset", 0),
-            window_chars=ctx.limits.body_chars,
-        )
-        skipped.apply(result)
-    result["timeZone"] = zone.name
-    if mailbox.shared:
-        result["mailbox"] = mailbox.label
-    return result
+        batch = BatchRead(ctx, call, full=full, unique=unique, budget=budget)
+        return await batch.read(refs)
+    assert single is not None
+    message = await call.backend.read(
+        call.reference(single, "message_id"), read_request(full=full, unique=unique)
+    )
+    result, skipped = shape_message(
+        ctx.limits,
+        message,
+        call.zone,
+        full=full,
+        offset=arguments.get("body_offset", 0),
+        window_chars=ctx.limits.body_chars,
+    )
+    result["time_zone"] = call.zone.name
+    call.labelled(result)
+    return skipped.apply(result)
 
 
 MAIL_READ = Tool(
@@ -77,10 +82,10 @@ MAIL_READ = Tool(
     ),
     input_schema=input_schema(
         {
-            "message_id": OUTLOOK_ID,
+            "message_id": MESSAGE_REF,
             "message_ids": {
                 "type": "array",
-                "items": OUTLOOK_ID,
+                "items": MESSAGE_REF,
                 "minItems": 1,
                 "maxItems": ActiveLimit("batch_read_ids"),
                 "uniqueItems": True,

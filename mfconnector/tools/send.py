@@ -1,13 +1,15 @@
 """``mail_prepare`` -> ``mail_send_confirmed``, and ``mail_review`` (drafts, send status).
 
-Preparing freezes the complete outgoing message of a draft (``writes.message``) and stores
-its digest for 15 minutes; a draft has at most one live preparation (a second preparation
-of the same message answers with the first). Confirming re-reads the draft, checks it is
-still that message and still in Drafts, claims the preparation once in the shared state
-file, sends the draft (``POST /messages/{id}/send``) one time and records the outcome.
-Nothing here ever repeats a send: a second confirmation, in this process or another,
-returns the recorded outcome. ``cancel`` ends a preparation unsent (and moves a draft that
-``mail_prepare`` itself created to Deleted Items, as Outlook's Discard does).
+Preparing freezes the complete outgoing message of a draft (``MailBackend.freeze``) and
+stores its digest for 15 minutes; a draft has at most one live preparation (a second
+preparation of the same message answers with the first). Confirming re-reads the draft,
+checks it is still that message and still in Drafts, claims the preparation once in the
+shared state file, has the backend send that frozen message one time and records the
+outcome. Nothing here ever repeats a send: a second confirmation, in this process or
+another, returns the recorded outcome; a send that never left this process (``not_sent``:
+the sign-in stalled, the connection was refused) gives its claim back, so the same
+preparation can be confirmed again. ``cancel`` ends a preparation unsent (and discards a
+draft that ``mail_prepare`` itself created, as Outlook's Discard does).
 """
 
 from __future__ import annotations
@@ -15,60 +17,50 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import secrets
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from mfconnector.elicitation import Question
-from mfconnector.errors import GraphError, GraphThrottledError, ToolError
-from mfconnector.graph.urls import quote_segment
+from mfconnector.errors import ToolError
+from mfconnector.mail.backend import MailBackend
+from mfconnector.mail.failures import Ambiguous, Conflict, NotFound
+from mfconnector.mail.outgoing import DraftAttachment, DraftContent, FrozenOutgoing, ReplyKind
+from mfconnector.mail.refs import Reference, parse_reference
 from mfconnector.tools.acting import (
     ACTING,
     SENDING,
     Action,
-    Progress,
     acting_handler,
-    check_id,
     check_shapes,
-)
-from mfconnector.tools.attachment_sources import (
-    ATTACHMENT_REFERENCES,
-    attach_sources,
-    check_sources_unchanged,
-    resolve_sources,
-    watched_sources,
+    mail_of,
+    message_ref,
+    require_permissions,
+    signed_in_account,
 )
 from mfconnector.tools.base import READ_ONLY, Tool, ToolContext
 from mfconnector.tools.common import input_schema
-from mfconnector.tools.mail_write import (
-    DIGEST,
-    OUTPUT,
-    PEOPLE,
-    STR,
-    create_draft,
-    draft_fields,
-    write,
+from mfconnector.tools.draft_input import (
+    ATTACHMENT_REFERENCES,
+    attachments_of,
+    draft_content,
+    watched,
+    watched_attachment,
 )
+from mfconnector.tools.mail_write import DIGEST, OUTPUT, PEOPLE, STR, freeze_unchanged
+from mfconnector.tools.send_preview import body_text, preview
 from mfconnector.writes.confirm import confirm_with_person, send_question
-from mfconnector.writes.errors import AmbiguousWriteError, WriteError, as_write_error
-from mfconnector.writes.folder_policy import in_drafts
-from mfconnector.writes.message import (
-    PREFER_IDS,
-    FrozenMessage,
-    check_sendable,
-    freeze_draft,
-    freeze_unchanged_draft,
-    preview,
-)
-from mfconnector.writes.setup import WriteSetup, account_of, require_scopes, setup_of, state_error
+from mfconnector.writes.errors import WriteError, as_write_error
+from mfconnector.writes.sendable import check_sendable
+from mfconnector.writes.setup import WriteSetup, gate_error, open_setup, state_error
 from mfconnector.writes.store import Preparation, StateStoreError
 
 __all__ = ["MAIL_PREPARE", "MAIL_REVIEW", "MAIL_SEND_CONFIRMED"]
 
 PREPARED_ID = STR
-"""32 lowercase hex digits, checked by ``check_hex``."""
-SEND_SCOPES = ("Mail.ReadWrite", "Mail.Send")
+"""32 lowercase hex digits, checked by ``check_shapes``."""
 CHECK_SENT = (
-    "check Sent Items (mail_review send_status, or mail_list folder=sentitems) before "
+    "check Sent Items (mail_review send_status, or mail_list folder=sent) before "
     "preparing it again; it is never resent automatically"
 )
 NOT_IN_DRAFTS = (
@@ -77,21 +69,17 @@ NOT_IN_DRAFTS = (
 )
 
 
-def _no_such_preparation(ctx: ToolContext) -> WriteError:
+def _no_such_preparation(ctx: ToolContext) -> NotFound:
     """An unknown id may be an old one whose record is gone: never invite a resend."""
     days = ctx.limits.outcome_retention_seconds // 86_400
-    return WriteError(
-        "not_found",
+    return NotFound(
         "no preparation with this id is known for this account: it was never made here, "
         f"or it ended over {days} days ago and its record was removed, so whether it was "
         "sent is no longer known here",
-        hint="look in Sent Items (mail_list folder=sentitems, or mail_search by subject) "
+        hint="look in Sent Items (mail_list folder=sent, or mail_search by subject) "
         "before preparing the message again",
+        retry_safe=False,
     )
-
-
-def _user(ctx: ToolContext) -> str:
-    return ctx.user_path.rstrip("/")
 
 
 def _iso(epoch: float) -> str:
@@ -103,6 +91,30 @@ async def _store_call(coro: Any) -> Any:
         return await coro
     except StateStoreError as error:
         raise state_error(error) from None
+
+
+class _Steps:
+    """What a prepare has done so far (a draft made, attached), for a partial outcome."""
+
+    def __init__(self, *steps: str) -> None:
+        self.done: list[str] = []
+        self.pending = list(steps)
+        self.facts: dict[str, Any] = {}
+
+    def did(self, step: str, **facts: Any) -> None:
+        self.done.append(step)
+        if step in self.pending:
+            self.pending.remove(step)
+        self.facts.update(facts)
+
+    def outcome(self) -> dict[str, Any] | None:
+        if not self.done:
+            return None
+        return {"done": list(self.done), "not_done": list(self.pending), **self.facts}
+
+
+def _draft_ref(backend: MailBackend, record: Preparation) -> Reference:
+    return parse_reference(record.draft_id, backend.tag, "draft")
 
 
 # --- mail_prepare ----------------------------------------------------------------------
@@ -120,9 +132,8 @@ def _needs_recipient(arguments: dict[str, Any]) -> None:
 async def _prepare(
     ctx: ToolContext,
     setup: WriteSetup,
-    frozen: FrozenMessage,
-    progress: Progress,
-    sources: list[dict[str, str]] | None = None,
+    frozen: FrozenOutgoing,
+    sources: list[dict[str, Any]] | None = None,
     *,
     created: bool = False,
 ) -> dict[str, Any]:
@@ -130,8 +141,8 @@ async def _prepare(
 
     The draft's live preparation, if it has one with this content, is the answer instead:
     one message, one ``prepared_id``."""
-    check_sendable(ctx, frozen)
-    if not await in_drafts(ctx, setup, frozen.folder_id):
+    check_sendable(frozen.record, ctx.limits)
+    if frozen.folder_role != "drafts":
         raise WriteError(
             "invalid_arguments", NOT_IN_DRAFTS[0].replace("sent", "prepared"), hint=NOT_IN_DRAFTS[1]
         )
@@ -139,23 +150,25 @@ async def _prepare(
     expires = now + ctx.limits.preparation_seconds
     prepared_id = secrets.token_hex(16)
     result = await preview(
-        ctx,
         frozen,
+        ctx.limits,
         prepared_id=prepared_id,
         digest=frozen.digest,
         expires_at=_iso(expires),
         status="prepared",
     )
     record = frozen.record
+    assert frozen.draft is not None
     preparation = Preparation(
         prepared_id=prepared_id,
-        account=await account_of(ctx),
+        account=await signed_in_account(ctx),
         mailbox=ctx.user_path,
-        draft_id=frozen.draft_id,
+        draft_id=str(frozen.draft),
         digest=frozen.digest,
         summary={
             "to": [a["address"] for a in record["to"]],
             "subject": record["subject"][:200],
+            **({"message_id": frozen.message_id} if frozen.message_id else {}),
             **({"sources": sources} if sources else {}),
             **({"created_draft": True} if created else {}),
         },
@@ -163,14 +176,14 @@ async def _prepare(
         expires_at=expires,
     )
     live = await _store_call(setup.store.save(preparation))
-    progress.did("store the preparation")
     if live.prepared_id != prepared_id:
         if live.state != "prepared":
             facts = recorded_facts(live, again=True)
-            raise WriteError(
-                "conflict" if live.state in ("sent", "verified") else "outcome_unknown",
+            error_class = Conflict if live.state in ("sent", "verified") else Ambiguous
+            raise error_class(
                 f"this draft already has a confirmed send ({live.state}); nothing was prepared",
                 hint=CHECK_SENT,
+                retry_safe=False,
                 outcome=facts,
             )
         result["prepared_id"] = live.prepared_id
@@ -183,97 +196,103 @@ async def _prepare(
     return result
 
 
+async def _prepare_made(
+    ctx: ToolContext,
+    setup: WriteSetup,
+    backend: MailBackend,
+    what: str,
+    attachments: list[DraftAttachment],
+    make: Any,
+) -> dict[str, Any]:
+    """Make a draft (``make``), read it back and prepare it; a failure after the draft
+    exists says so (``outcome``)."""
+    steps = _Steps(what, *(f"attach {a.name}" for a in attachments))
+    made = await make()
+    steps.did(what, draft_id=str(made.ref))
+    for attachment in made.attached:
+        steps.did(f"attach {attachment.name}")
+    steps.pending += ["read the draft back", "store the preparation"]
+    try:
+        frozen = await backend.freeze(made.ref)
+        steps.did("read the draft back")
+        return await _prepare(ctx, setup, frozen, watched(made.attached), created=True)
+    except ToolError as error:
+        raise as_write_error(error, outcome=steps.outcome()) from None
+
+
 async def prepare_new(
-    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+    ctx: ToolContext, setup: WriteSetup, backend: MailBackend, arguments: dict[str, Any]
 ) -> dict[str, Any]:
     _needs_recipient(arguments)
     await _store_call(setup.store.check())
-    message = draft_fields(ctx, arguments)
-    attachments = await resolve_sources(ctx, arguments.get("attachments", []))
-    draft_id, _ = await create_draft(ctx, progress, message, attachments)
-    progress.pending += ["read the draft back", "store the preparation"]
-    frozen = await freeze_draft(ctx, draft_id)
-    progress.did("read the draft back")
-    return await _prepare(ctx, setup, frozen, progress, watched_sources(attachments), created=True)
+    draft_content(arguments, ctx.limits)
+    attachments = await attachments_of(backend, arguments.get("attachments", []), ctx.limits)
+    content = draft_content(arguments, ctx.limits, attachments)
+    return await _prepare_made(
+        ctx, setup, backend, "create the draft", attachments, lambda: backend.create_draft(content)
+    )
 
 
-def _responder(kind: str) -> Any:
-    endpoint = {"reply": "createReply", "reply_all": "createReplyAll", "forward": "createForward"}[
-        kind
-    ]
-
+def _responder(kind: ReplyKind) -> Any:
     async def prepare_response(
-        ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+        ctx: ToolContext, setup: WriteSetup, backend: MailBackend, arguments: dict[str, Any]
     ) -> dict[str, Any]:
         _needs_recipient(arguments)
         await _store_call(setup.store.check())
-        source = check_id(arguments["message_id"], "message_id")
-        overrides = draft_fields(
-            ctx, {k: v for k, v in arguments.items() if k in ("to", "cc", "bcc")}
+        source = message_ref(backend, arguments, "message_id")
+        people = draft_content(
+            {k: v for k, v in arguments.items() if k in ("to", "cc", "bcc")}, ctx.limits
         )
-        body: dict[str, Any] = {}
-        if "comment" in arguments:
-            body["comment"] = arguments["comment"]
-        if overrides:
-            body["message"] = overrides
-        attachments = await resolve_sources(ctx, arguments.get("attachments", []))
-        progress.plan(
+        attachments = await attachments_of(backend, arguments.get("attachments", []), ctx.limits)
+        content = DraftContent(
+            to=people.to,
+            cc=people.cc,
+            bcc=people.bcc,
+            text=arguments.get("comment"),
+            attachments=tuple(attachments),
+        )
+        return await _prepare_made(
+            ctx,
+            setup,
+            backend,
             f"create the {kind} draft",
-            *(f"attach {a.name}" for a in attachments),
-            "read the draft back",
-            "store the preparation",
-        )
-        path = f"{_user(ctx)}/messages/{quote_segment(source)}/{endpoint}"
-        created = await write(ctx, progress, "POST", path, body)
-        draft_id = str(created.get("id") or "")
-        if not draft_id:
-            raise WriteError(
-                "outcome_unknown",
-                f"Graph created the {kind} draft but returned no id",
-                hint="look in Drafts",
-            )
-        progress.did(f"create the {kind} draft", draft_id=draft_id)
-        draft_path = f"{_user(ctx)}/messages/{quote_segment(draft_id)}"
-        await attach_sources(ctx, progress, draft_path, attachments)
-        frozen = await freeze_draft(ctx, draft_id)
-        progress.did("read the draft back")
-        return await _prepare(
-            ctx, setup, frozen, progress, watched_sources(attachments), created=True
+            attachments,
+            lambda: backend.create_response(source, kind, content),
         )
 
     return prepare_response
 
 
 async def prepare_draft(
-    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+    ctx: ToolContext, setup: WriteSetup, backend: MailBackend, arguments: dict[str, Any]
 ) -> dict[str, Any]:
     await _store_call(setup.store.check())
-    frozen = await freeze_unchanged_draft(
-        ctx,
-        check_id(arguments["message_id"], "message_id"),
+    frozen = await freeze_unchanged(
+        backend,
+        message_ref(backend, arguments, "message_id"),
         arguments["source_digest"],
         consequence="nothing was prepared",
         hint="read the draft again (mail_review draft) and show the user the new content",
     )
-    return await _prepare(ctx, setup, frozen, progress)
+    return await _prepare(ctx, setup, frozen)
 
 
 async def prepare_cancel(
-    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], progress: Progress
+    ctx: ToolContext, setup: WriteSetup, backend: MailBackend, arguments: dict[str, Any]
 ) -> dict[str, Any]:
     """End a preparation unsent; a draft ``mail_prepare`` created goes to Deleted Items."""
     prepared_id = arguments["prepared_id"]
     record = await _store_call(
-        setup.store.cancel(prepared_id, await account_of(ctx), ctx.user_path)
+        setup.store.cancel(prepared_id, await signed_in_account(ctx), ctx.user_path)
     )
     if record is None:
         raise _no_such_preparation(ctx)
     if record.state not in ("cancelled", "rejected"):
         facts = recorded_facts(record, again=True)
-        raise WriteError(
-            "conflict",
+        raise Conflict(
             f"this preparation is {record.state}; only one not yet confirmed can be cancelled",
             hint=CHECK_SENT if record.state != "replaced" else "cancel the newer preparation",
+            retry_safe=False,
             outcome=facts,
         )
     result: dict[str, Any] = {
@@ -283,28 +302,28 @@ async def prepare_cancel(
         "sent": False,
     }
     if record.summary.get("created_draft"):
-        result["draft"] = await _discard_created_draft(ctx, setup, record, progress)
+        result["draft"] = await _discard_created_draft(backend, record)
     return result
 
 
-async def _discard_created_draft(
-    ctx: ToolContext, setup: WriteSetup, record: Preparation, progress: Progress
-) -> str:
-    """Move the draft this tool made to Deleted Items, unless someone changed or moved it."""
+async def _discard_created_draft(backend: MailBackend, record: Preparation) -> str:
+    """Discard the draft this tool made, unless someone changed or moved it."""
+    draft = _draft_ref(backend, record)
     try:
-        frozen = await freeze_draft(ctx, record.draft_id)
-    except ToolError as error:
-        if as_write_error(error, writing=False).error_code == "not_found":
-            return "already gone"
-        raise
-    if not await in_drafts(ctx, setup, frozen.folder_id):
+        frozen = await backend.freeze(draft)
+    except NotFound:
+        return "already gone"
+    if frozen.folder_role != "drafts":
         return "left where it is (no longer in Drafts)"
     if not hmac.compare_digest(frozen.digest, record.digest):
         return "left in Drafts (changed since it was prepared)"
-    progress.plan("move the draft to Deleted Items")
-    path = f"{_user(ctx)}/messages/{quote_segment(record.draft_id)}/move"
-    await write(ctx, progress, "POST", path, {"destinationId": "deleteditems"})
-    progress.did("move the draft to Deleted Items")
+    try:
+        await backend.discard_draft(draft)
+    except ToolError as error:
+        raise as_write_error(
+            error,
+            outcome={"done": ["cancel the preparation"], "not_done": ["discard the draft"]},
+        ) from None
     return "moved to Deleted Items"
 
 
@@ -344,20 +363,18 @@ MAIL_PREPARE = Tool(
                 ("to",),
                 ("cc", "bcc", "subject", "text", "html", "attachments"),
                 prepare_new,
-                SEND_SCOPES,
+                "send",
             ),
-            "reply": Action(("message_id",), RESPONSE_FIELDS, _responder("reply"), SEND_SCOPES),
-            "reply_all": Action(
-                ("message_id",), RESPONSE_FIELDS, _responder("reply_all"), SEND_SCOPES
-            ),
+            "reply": Action(("message_id",), RESPONSE_FIELDS, _responder("reply"), "send"),
+            "reply_all": Action(("message_id",), RESPONSE_FIELDS, _responder("reply_all"), "send"),
             "forward": Action(
                 ("message_id", "to"),
                 ("comment", "cc", "bcc", "attachments"),
                 _responder("forward"),
-                SEND_SCOPES,
+                "send",
             ),
-            "draft": Action(("message_id", "source_digest"), (), prepare_draft, SEND_SCOPES),
-            "cancel": Action(("prepared_id",), (), prepare_cancel, SEND_SCOPES),
+            "draft": Action(("message_id", "source_digest"), (), prepare_draft, "send"),
+            "cancel": Action(("prepared_id",), (), prepare_cancel, "send"),
         },
     ),
     annotations=dict(ACTING),
@@ -415,10 +432,10 @@ def recorded(record: Preparation, *, again: bool) -> dict[str, Any]:
             outcome=facts,
         )
     if record.state == "rejected":
-        code = str(facts.get("error_code") or "graph_error")
+        code = str(facts.get("error_code") or "provider_error")
         raise WriteError(
             code,
-            "Graph refused this send; nothing was sent"
+            "the mail service refused this send; nothing was sent"
             + (" and nothing will be resent" if again else ""),
             hint="prepare the message again if it should still go out",
             retry_safe=True,
@@ -432,62 +449,25 @@ def recorded(record: Preparation, *, again: bool) -> dict[str, Any]:
     )
 
 
-async def _in_sent_items(ctx: ToolContext, draft_id: str) -> bool | None:
-    """With immutable ids the sent copy keeps the draft's id; None when unknowable now."""
-    graph = await ctx.graph()
-    try:
-        await graph.get_json(
-            f"{_user(ctx)}/mailFolders/sentitems/messages/{quote_segment(draft_id)}",
-            query={"$select": "id"},
-            headers=PREFER_IDS,
-        )
-    except GraphError as error:
-        return False if error.status == 404 else None
-    except ToolError:
-        return None
-    return True
-
-
-def _classify_failure(error: ToolError) -> tuple[str, dict[str, Any]]:
-    """(state, outcome) of a send request that did not answer 2xx."""
-    if isinstance(error, AmbiguousWriteError):
-        return "unknown", {"reason": error.message}
-    if isinstance(error, GraphThrottledError) and error.status == 429:
-        return "rejected", {"error_code": "throttled", "reason": error.message}
-    if isinstance(error, GraphError):
-        if error.status is None and error.retry_safe:
-            return "rejected", {"error_code": "graph_error", "reason": error.message}
-        if error.status is None or error.status >= 500:
-            return "unknown", {"reason": error.message, "status": error.status}
-        code = as_write_error(error, writing=False).error_code
-        return "rejected", {
-            "error_code": code,
-            "reason": error.message,
-            "status": error.status,
-            "graph_code": error.code,
-        }
-    return "rejected", {
-        "error_code": as_write_error(error, writing=False).error_code,
-        "reason": error.message,
-    }
+def _sent_check(backend: MailBackend, record: Preparation) -> FrozenOutgoing:
+    """What ``verify_sent`` needs of a stored preparation: the draft and its Message-ID."""
+    message_id = record.summary.get("message_id")
+    return FrozenOutgoing(
+        record={},
+        digest=record.digest,
+        draft=_draft_ref(backend, record),
+        message_id=message_id if isinstance(message_id, str) else None,
+    )
 
 
 async def _person_or_assistant(
-    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], frozen: FrozenMessage
+    ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any], frozen: FrozenOutgoing
 ) -> str:
     """Ask the person where the client can (``writes.confirm``); nothing is claimed yet."""
 
     async def question() -> Question:
-        import trio
-
-        from mfconnector.textconv import html_to_text
-
-        body = frozen.record["body"]
-        text = body["content"]
-        if body["contentType"] == "html":
-            text = await trio.to_thread.run_sync(html_to_text, text)
         binding = f"{arguments['prepared_id']}:{frozen.digest}"
-        return send_question(frozen.record, text, binding, ctx.limits)
+        return send_question(dict(frozen.record), await body_text(frozen), binding, ctx.limits)
 
     return await confirm_with_person(
         setup.confirm,
@@ -500,12 +480,39 @@ async def _person_or_assistant(
     )
 
 
+async def _sources_unchanged(backend: MailBackend, sources: list[Mapping[str, Any]]) -> None:
+    """A drive file attached at preparation whose content changed since is a ``conflict``:
+    the user approved that version, and the drive now holds another."""
+    for entry in sources:
+        if "item_id" not in entry:
+            continue
+        current = await backend.source_version(watched_attachment(backend, entry))
+        if current != entry.get("version"):
+            what = "was deleted" if current is None else "changed"
+            raise Conflict(
+                f"{entry['name']!r} {what} on the drive since the message was prepared; "
+                "nothing was sent",
+                hint="call mail_prepare again so the user sees the file as it is now",
+                details={"changed": entry["name"]},
+            )
+
+
 async def send_confirmed(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    setup = setup_of(ctx, "mail_send_confirmed", "send")
+    setup = open_setup(ctx.writes, "mail_send_confirmed", "send")
     check_shapes(arguments, ctx.limits)
-    await require_scopes(ctx, setup, ("Mail.Send",))
+    try:
+        backend = mail_of(ctx, arguments)
+        await require_permissions(ctx, setup, backend, "send_confirmed")
+        return await _send_confirmed(ctx, setup, backend, arguments)
+    except ToolError as error:
+        raise as_write_error(error) from None
+
+
+async def _send_confirmed(
+    ctx: ToolContext, setup: WriteSetup, backend: MailBackend, arguments: dict[str, Any]
+) -> dict[str, Any]:
     prepared_id, confirmed = arguments["prepared_id"], arguments["confirmed_digest"]
-    account, mailbox = await account_of(ctx), ctx.user_path
+    account, mailbox = await signed_in_account(ctx), ctx.user_path
     store = setup.store
     record = await _store_call(store.get(prepared_id, account, mailbox))
     if record is None:
@@ -524,17 +531,14 @@ async def send_confirmed(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
             f"this preparation expired at {_iso(record.expires_at)}; nothing was sent",
             hint="call mail_prepare again and show the user the fresh preview",
         )
-    checked = await _still_the_prepared_draft(ctx, setup, record)
-    if isinstance(checked, WriteError):
+    checked = await _still_the_prepared_draft(backend, record)
+    if isinstance(checked, ToolError):
         # Another confirmation may have sent it meanwhile: then its outcome is the answer.
         latest = await _store_call(store.get(prepared_id, account, mailbox))
         if latest is not None and latest.state != "prepared":
             return recorded(latest, again=True)
         raise checked
-    try:
-        await check_sources_unchanged(ctx, record.summary.get("sources") or [])
-    except ToolError as error:
-        raise as_write_error(error, writing=False) from None
+    await _sources_unchanged(backend, record.summary.get("sources") or [])
     confirmed_by = await _person_or_assistant(ctx, setup, arguments, checked)
     claim = await _store_call(store.claim(prepared_id, account, mailbox, confirmed))
     if claim.status == "done" and claim.record is not None:
@@ -545,30 +549,45 @@ async def send_confirmed(ctx: ToolContext, arguments: dict[str, Any]) -> dict[st
             f"the preparation could not be claimed ({claim.status}); nothing was sent",
             hint="call mail_prepare again",
         )
-    from mfconnector.graph.write_call import write_json
-
-    graph = await ctx.graph()
-    path = f"{_user(ctx)}/messages/{quote_segment(record.draft_id)}/send"
     state = "unknown"
-    outcome: dict[str, Any] = {"reason": "the send was interrupted before Graph answered"}
+    outcome: dict[str, Any] = {"reason": "the send was interrupted before it was answered"}
     unrecorded: StateStoreError | None = None
     try:
-        try:
-            answer = await write_json(graph, "POST", path)
-        except ToolError as error:
-            state, outcome = _classify_failure(error)
-        else:
-            state, outcome = "sent", {"graph_status": answer.status}
-            in_sent = await _in_sent_items(ctx, record.draft_id)
+        sent = await backend.send(checked)
+        if sent.outcome == "not_sent":
+            state = "not_sent"
+        elif sent.outcome == "sent":
+            state, outcome = "sent", dict(sent.details)
+            in_sent = await backend.verify_sent(checked)
             outcome["in_sent_items"] = in_sent
             if in_sent:
                 state = "verified"
+        else:
+            state = sent.outcome
+            outcome = {
+                **({"error_code": sent.error_code} if sent.error_code else {}),
+                "reason": sent.detail,
+                **sent.details,
+            }
     finally:
-        outcome["confirmed_by"] = confirmed_by
-        try:
-            await store.finish(prepared_id, state, outcome)
-        except StateStoreError as error:
-            unrecorded = error
+        if state == "not_sent":
+            # Nothing left this process: the claim is given back, the preparation stays.
+            await _store_call(store.release(prepared_id))
+        else:
+            outcome["confirmed_by"] = confirmed_by
+            try:
+                await store.finish(prepared_id, state, outcome)
+            except StateStoreError as error:
+                unrecorded = error
+    if state == "not_sent":
+        raise WriteError(
+            str(sent.error_code or "provider_error"),
+            f"{sent.detail}; nothing was sent, and the preparation can still be confirmed",
+            hint="call mail_send_confirmed again with the same prepared_id and digest once "
+            "the sign-in or the network works",
+            retry_safe=True,
+            outcome={"status": "prepared", "prepared_id": prepared_id, "sent": False},
+        )
     final = dataclasses.replace(claim.record, state=state, outcome=outcome)
     if unrecorded is None:
         return recorded(final, again=False)
@@ -594,15 +613,15 @@ def _not_recorded(final: Preparation, error: StateStoreError) -> dict[str, Any]:
 
 
 async def _still_the_prepared_draft(
-    ctx: ToolContext, setup: WriteSetup, record: Preparation
-) -> FrozenMessage | WriteError:
+    backend: MailBackend, record: Preparation
+) -> FrozenOutgoing | ToolError:
     """The draft as it is now, when it may still be sent for this preparation; else why not."""
     try:
-        frozen = await freeze_draft(ctx, record.draft_id)
-        if not await in_drafts(ctx, setup, frozen.folder_id):
-            return WriteError("conflict", NOT_IN_DRAFTS[0], hint=NOT_IN_DRAFTS[1])
+        frozen = await backend.freeze(_draft_ref(backend, record))
     except ToolError as error:
-        return as_write_error(error, writing=False)
+        return as_write_error(error)
+    if frozen.folder_role != "drafts":
+        return WriteError("conflict", NOT_IN_DRAFTS[0], hint=NOT_IN_DRAFTS[1])
     if not hmac.compare_digest(frozen.digest, record.digest):
         return WriteError(
             "conflict",
@@ -637,15 +656,13 @@ MAIL_SEND_CONFIRMED = Tool(
 async def review(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     setup = ctx.writes
     if setup is None or not (setup.gates.writes or setup.gates.send):
-        from mfconnector.writes.setup import gate_error
-
         raise gate_error("mail_review", "writes")
     check_shapes(arguments, ctx.limits)
     action = arguments["action"]
     if action == "recent":
         return await _recent(ctx, setup, arguments)
     wanted = {"draft": "message_id", "send_status": "prepared_id"}[action]
-    extra = sorted(set(arguments) - {"action", wanted})
+    extra = sorted(set(arguments) - {"action", "account", wanted})
     if extra or wanted not in arguments:
         raise WriteError(
             "invalid_arguments",
@@ -653,11 +670,12 @@ async def review(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
             hint=f"call with action={action} and {wanted}",
         )
     try:
+        backend = mail_of(ctx, arguments)
         if action == "draft":
-            frozen = await freeze_draft(ctx, check_id(arguments["message_id"], "message_id"))
-            return await preview(ctx, frozen, source_digest=frozen.digest)
+            frozen = await backend.freeze(message_ref(backend, arguments, "message_id"))
+            return await preview(frozen, ctx.limits, source_digest=frozen.digest)
         record = await _store_call(
-            setup.store.get(arguments["prepared_id"], await account_of(ctx), ctx.user_path)
+            setup.store.get(arguments["prepared_id"], await signed_in_account(ctx), ctx.user_path)
         )
         if record is None:
             raise _no_such_preparation(ctx)
@@ -673,22 +691,27 @@ async def review(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
         if record.outcome:
             result["outcome"] = record.outcome
         if record.state != "prepared":
-            result["in_sent_items"] = await _in_sent_items(ctx, record.draft_id)
+            try:
+                result["in_sent_items"] = await backend.verify_sent(_sent_check(backend, record))
+            except ToolError:
+                result["in_sent_items"] = None
         return result
     except ToolError as error:
-        raise as_write_error(error, writing=False) from None
+        raise as_write_error(error) from None
 
 
 async def _recent(ctx: ToolContext, setup: WriteSetup, arguments: dict[str, Any]) -> dict[str, Any]:
     """The newest acting calls and their outcomes, from the audit trail in the state file."""
-    if set(arguments) != {"action"}:
+    if set(arguments) - {"account"} != {"action"}:
         raise WriteError(
             "invalid_arguments",
             "`recent` takes no other argument; nothing was read",
             hint="call with action=recent alone",
         )
     limit = ctx.limits.audit_recent_entries
-    entries = await _store_call(setup.store.recent(await account_of(ctx), ctx.user_path, limit + 1))
+    entries = await _store_call(
+        setup.store.recent(await signed_in_account(ctx), ctx.user_path, limit + 1)
+    )
     for entry in entries:
         entry["at"] = _iso(entry["at"])
     result: dict[str, Any] = {"recent": entries[:limit]}

@@ -18,26 +18,43 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from mfconnector.errors import ToolError
+from mfconnector.writes.setup import WriteSetup
 from mfconnector.writes.store import StateStoreError
 
-if TYPE_CHECKING:
-    from mfconnector.tools.base import ToolContext
+__all__ = ["AUDIT_ID_CHARS", "ActingContext", "audited", "hinted", "login_hint"]
 
-__all__ = ["AUDIT_ID_CHARS", "audited", "hinted", "login_hint"]
 
-Handler = Callable[["ToolContext", dict[str, Any]], Awaitable[dict[str, Any]]]
+class _Tokens(Protocol):
+    async def describe(self) -> dict[str, Any]: ...
+
+
+class ActingContext(Protocol):
+    """What the audit reads of a tool's context (``tools.base.ToolContext`` is one)."""
+
+    @property
+    def writes(self) -> WriteSetup | None: ...
+
+    @property
+    def token_provider(self) -> _Tokens: ...
+
+    @property
+    def user_path(self) -> str: ...
+
+
+C = TypeVar("C", bound=ActingContext)
+Handler = Callable[[C, dict[str, Any]], Awaitable[dict[str, Any]]]
 AUDIT_ID_CHARS = 200
 """Longest id kept in an audit entry (Outlook ids are about 150 characters)."""
-TARGETS = ("message_id", "prepared_id", "folder_id", "destination", "parent", "name")
+TARGETS = ("message_id", "prepared_id", "folder", "destination", "parent", "name")
 """Arguments that name what a call acts on, first match wins (``name``: a new folder)."""
 MADE = ("draft", "revision", "copied", "moved", "trashed", "created", "renamed", "deleted")
 log = logging.getLogger("mfconnector.audit")
 
 
-def login_hint(error: ToolError, ctx: ToolContext) -> None:
+def login_hint(error: ToolError, ctx: ActingContext) -> None:
     """Point a sign-in failure at the command that consents to every open gate."""
     code = getattr(error, "error_code", None)
     if ctx.writes is None or code not in ("auth_required", "insufficient_scope"):
@@ -78,7 +95,7 @@ def _made(result: dict[str, Any]) -> dict[str, Any]:
     return facts
 
 
-async def _keep(ctx: ToolContext, entry: dict[str, Any]) -> None:
+async def _keep(ctx: ActingContext, entry: dict[str, Any]) -> None:
     log.info("acting call %s", json.dumps(entry, ensure_ascii=True, sort_keys=True))
     setup = ctx.writes
     if setup is None:
@@ -91,10 +108,10 @@ async def _keep(ctx: ToolContext, entry: dict[str, Any]) -> None:
         log.warning("the audit entry could not be kept in the state file: %s", error)
 
 
-def audited(tool: str, handler: Handler) -> Handler:
+def audited(tool: str, handler: Handler[C]) -> Handler[C]:
     """``handler`` with its call and outcome recorded, and sign-in hints made whole."""
 
-    async def handle(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def handle(ctx: C, arguments: dict[str, Any]) -> dict[str, Any]:
         entry = _entry(tool, arguments)
         try:
             result = await handler(ctx, arguments)
@@ -117,10 +134,10 @@ def audited(tool: str, handler: Handler) -> Handler:
     return handle
 
 
-def hinted(handler: Handler) -> Handler:
+def hinted(handler: Handler[C]) -> Handler[C]:
     """``handler`` with sign-in hints made whole (for ``mail_review``, which acts on nothing)."""
 
-    async def handle(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def handle(ctx: C, arguments: dict[str, Any]) -> dict[str, Any]:
         try:
             return await handler(ctx, arguments)
         except ToolError as error:

@@ -114,12 +114,14 @@ def send_question(record: dict[str, Any], text: str, binding: str, limits: Limit
     return Question("\n".join(lines), "Send", binding)
 
 
-def delete_question(item: dict[str, Any], sender: str | None, binding: str) -> Question:
+def delete_question(
+    subject: str | None, sender: str | None, received: str | None, binding: str
+) -> Question:
     lines = [
         "Delete this message permanently? It will not go to Deleted Items and cannot be recovered.",
         f"From: {make_visible(sender or '(unknown)')}",
-        f"Subject: {make_visible(str(item.get('subject') or ''))}",
-        f"Received: {item.get('receivedDateTime') or '(unknown)'}",
+        f"Subject: {make_visible(subject or '')}",
+        f"Received: {received or '(unknown)'}",
     ]
     return Question("\n".join(lines), "Delete", binding)
 

@@ -1,8 +1,8 @@
-"""The operator's switches for acting on mail, and the Graph permissions each one needs.
+"""The operator's switches for acting on mail: three risk classes, all off by default.
 
-All gates are off by default. A gate never grants a permission and a permission never
-opens a gate: ``login`` asks for Mail.ReadWrite / Mail.Send only when the matching gate
-is on, and the server refuses a gated tool before any request when the token lacks them.
+A gate never grants a permission and a permission never opens a gate: what each provider's
+sign-in must grant for a gate is the backend's (``graph.scopes`` for Microsoft Graph), and
+the server refuses a gated tool before any request when the sign-in lacks it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ __all__ = [
     "gates_from_args",
 ]
 
-READ_WRITE = "Mail.ReadWrite"
-SEND = "Mail.Send"
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -34,13 +32,12 @@ class Gate:
     name: str
     flag: str
     env: str
-    scopes: tuple[str, ...]
 
 
 GATES: Mapping[str, Gate] = {
-    "writes": Gate("writes", "--enable-writes", "MFC_ENABLE_WRITES", (READ_WRITE,)),
-    "send": Gate("send", "--enable-send", "MFC_ENABLE_SEND", (READ_WRITE, SEND)),
-    "delete": Gate("delete", "--enable-delete", "MFC_ENABLE_DELETE", (READ_WRITE,)),
+    "writes": Gate("writes", "--enable-writes", "MFC_ENABLE_WRITES"),
+    "send": Gate("send", "--enable-send", "MFC_ENABLE_SEND"),
+    "delete": Gate("delete", "--enable-delete", "MFC_ENABLE_DELETE"),
 }
 
 
@@ -67,13 +64,9 @@ class Gates:
         return self.writes or self.send or self.delete
 
     @property
-    def scopes(self) -> tuple[str, ...]:
-        """The Graph permissions the open gates need, beyond the read-only ones."""
-        needed: list[str] = []
-        for gate in GATES.values():
-            if self.on(gate.name):
-                needed += [s for s in gate.scopes if s not in needed]
-        return tuple(needed)
+    def names(self) -> tuple[str, ...]:
+        """The open gates, in a fixed order."""
+        return tuple(gate.name for gate in GATES.values() if self.on(gate.name))
 
     def login_command(self) -> str:
         """The command that consents to exactly what these gates need."""

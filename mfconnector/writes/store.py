@@ -595,6 +595,20 @@ class SendStore:
         finally:
             self._in_flight.discard(prepared_id)
 
+    def release(self, prepared_id: str) -> None:
+        """Give back a claim whose send never left this process (the sign-in stalled, the
+        connection was refused): ``sending`` -> ``prepared``, only by its claimer."""
+        try:
+            with self._transaction() as db:
+                db.execute(
+                    "UPDATE preparations SET state = 'prepared', claimed_by = NULL, "
+                    "claimed_at = NULL WHERE prepared_id = ? AND state = 'sending' "
+                    "AND claimed_by = ?",
+                    (prepared_id, self.instance),
+                )
+        finally:
+            self._in_flight.discard(prepared_id)
+
     def count(self) -> int:
         """Rows in the file (tests and the bench)."""
         with self._transaction(immediate=False) as db:
@@ -646,3 +660,7 @@ class AsyncSendStore:
     async def finish(self, prepared_id: str, state: str, outcome: dict[str, Any]) -> None:
         with trio.CancelScope(shield=True):
             await self._run(self.store.finish, prepared_id, state, outcome)
+
+    async def release(self, prepared_id: str) -> None:
+        with trio.CancelScope(shield=True):
+            await self._run(self.store.release, prepared_id)

@@ -1,0 +1,252 @@
+"""Graph's JSON as the neutral mail model: which Graph fields a view asks for, and the
+mapping of each answer to ``Folder``, ``MessageSummary``, ``Message`` and ``Attachment``.
+
+Fields are picked once here, by name; nothing else of a Graph item (download URLs,
+``contentBytes``, ``@odata`` links) ever reaches a tool. Strings are kept as Graph sent
+them: the tools bound them and cut credential links while they encode the result, and
+say what they cut. Times are parsed to aware UTC ``datetime`` values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from mfconnector.mail.model import (
+    Attachment,
+    Body,
+    FlagState,
+    Folder,
+    FolderRole,
+    Importance,
+    Message,
+    MessageSummary,
+    Person,
+)
+from mfconnector.mail.refs import AccountTag, Reference
+
+__all__ = [
+    "ATTACHMENT_SELECT",
+    "COMPACT_LIST_FIELDS",
+    "COMPACT_READ_FIELDS",
+    "FOLDER_SELECT",
+    "FULL_LIST_FIELDS",
+    "FULL_READ_FIELDS",
+    "ROLE_FOLDERS",
+    "attachment_of",
+    "folder_of",
+    "graph_time",
+    "message_of",
+    "summary_of",
+]
+
+COMPACT_LIST_FIELDS = (
+    "id",
+    "subject",
+    "from",
+    "receivedDateTime",
+    "isRead",
+    "importance",
+    "hasAttachments",
+    "flag",
+    "categories",
+)
+"""What Graph is asked for in a compact list: nothing that compact would drop anyway."""
+FULL_LIST_FIELDS = (
+    *COMPACT_LIST_FIELDS,
+    "toRecipients",
+    "conversationId",
+    "parentFolderId",
+    "bodyPreview",
+    "changeKey",
+)
+COMPACT_READ_FIELDS = (*COMPACT_LIST_FIELDS, "toRecipients", "ccRecipients", "isDraft")
+FULL_READ_FIELDS = (
+    *FULL_LIST_FIELDS,
+    "sender",
+    "ccRecipients",
+    "bccRecipients",
+    "replyTo",
+    "sentDateTime",
+    "isDraft",
+    "internetMessageId",
+    "webLink",
+)
+FOLDER_SELECT = (
+    "id,displayName,parentFolderId,childFolderCount,unreadItemCount,totalItemCount,isHidden"
+)
+ATTACHMENT_SELECT = "id,name,contentType,size,isInline,lastModifiedDateTime"
+
+ROLE_FOLDERS: dict[str, str] = {
+    "inbox": "inbox",
+    "sent": "sentitems",
+    "drafts": "drafts",
+    "trash": "deleteditems",
+    "junk": "junkemail",
+    "archive": "archive",
+    "outbox": "outbox",
+}
+"""Neutral folder roles and the Graph well-known names they mean."""
+FOLDER_ROLES: dict[str, FolderRole] = {graph: role for role, graph in ROLE_FOLDERS.items()}  # type: ignore[misc]
+_ATTACHMENT_KINDS: dict[str, Literal["file", "message", "reference"]] = {
+    "fileAttachment": "file",
+    "itemAttachment": "message",
+}
+_FLAGS: dict[str, FlagState] = {"flagged": "flagged", "complete": "done"}
+_IMPORTANCE: dict[str, Importance] = {"high": "high", "low": "low"}
+
+
+def graph_time(value: Any) -> datetime | None:
+    """A Graph date-time (``2026-03-01T09:00:00Z``; no offset means UTC) as aware UTC."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def person_of(value: Any) -> Person | None:
+    """Graph's ``{emailAddress: {name, address}}``."""
+    if not isinstance(value, Mapping):
+        return None
+    email = value.get("emailAddress")
+    if not isinstance(email, Mapping):
+        return None
+    name, address = _text(email.get("name")) or "", _text(email.get("address")) or ""
+    return Person(name, address) if name or address else None
+
+
+def _people(value: Any) -> tuple[Person, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(p for p in map(person_of, value) if p is not None)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _flag(value: Any) -> tuple[FlagState, dict[str, Any]]:
+    """The flag's state and, for ``native``, its dates (start, due, completed)."""
+    if not isinstance(value, Mapping):
+        return "none", {}
+    state = _FLAGS.get(str(value.get("flagStatus")), "none")
+    dates: dict[str, Any] = {}
+    for key, name in (
+        ("startDateTime", "flag_start"),
+        ("dueDateTime", "flag_due"),
+        ("completedDateTime", "flag_completed"),
+    ):
+        when = value.get(key)
+        if isinstance(when, Mapping) and isinstance(when.get("dateTime"), str):
+            zone = when.get("timeZone")
+            dates[name] = {"date_time": when["dateTime"], "time_zone": _text(zone)}
+    return state, dates
+
+
+def _ref(tag: AccountTag, value: Any) -> Reference | None:
+    return Reference(tag, value) if isinstance(value, str) and value else None
+
+
+def summary_of(
+    item: Mapping[str, Any], tag: AccountTag, folder_names: Mapping[str, str] | None = None
+) -> MessageSummary:
+    """One listed message. ``folder_names``: display names of folders, when a listing
+    spans folders."""
+    return MessageSummary(**_summary_fields(item, tag, folder_names))
+
+
+def _summary_fields(
+    item: Mapping[str, Any], tag: AccountTag, folder_names: Mapping[str, str] | None
+) -> dict[str, Any]:
+    flag, native = _flag(item.get("flag"))
+    folder_id = item.get("parentFolderId")
+    folder_name = None
+    if folder_names is not None and isinstance(folder_id, str):
+        folder_name = folder_names.get(folder_id)
+    return {
+        "ref": Reference(tag, str(item.get("id", ""))),
+        "subject": _text(item.get("subject")),
+        "sender": person_of(item.get("from")),
+        "received": graph_time(item.get("receivedDateTime")),
+        "unread": item.get("isRead") is False,
+        "flag": flag,
+        "importance": _IMPORTANCE.get(str(item.get("importance")), "normal"),
+        "has_attachments": item.get("hasAttachments") is True,
+        "is_draft": item.get("isDraft") is True,
+        "categories": _strings(item.get("categories")),
+        "folder": _ref(tag, folder_id),
+        "folder_name": folder_name,
+        "to": _people(item.get("toRecipients")),
+        "cc": _people(item.get("ccRecipients")),
+        "thread": _text(item.get("conversationId")),
+        "preview": _text(item.get("bodyPreview")),
+        "change_token": _text(item.get("changeKey")),
+        "native": native,
+    }
+
+
+def message_of(
+    item: Mapping[str, Any],
+    tag: AccountTag,
+    *,
+    body: Body | None,
+    attachments: tuple[Attachment, ...] = (),
+    more_attachments: bool = False,
+) -> Message:
+    """One read message; ``body`` already converted to text."""
+    author = person_of(item.get("from"))
+    sender = person_of(item.get("sender"))
+    return Message(
+        **_summary_fields(item, tag, None),
+        bcc=_people(item.get("bccRecipients")),
+        reply_to=_people(item.get("replyTo")),
+        on_behalf=sender if sender is not None and sender != author else None,
+        sent=graph_time(item.get("sentDateTime")),
+        internet_message_id=_text(item.get("internetMessageId")),
+        web_link=_text(item.get("webLink")),
+        body=body,
+        attachments=attachments,
+        more_attachments=more_attachments,
+    )
+
+
+def attachment_of(item: Mapping[str, Any], tag: AccountTag) -> Attachment:
+    kind = str(item.get("@odata.type", "")).rsplit(".", 1)[-1]
+    size = item.get("size")
+    return Attachment(
+        ref=Reference(tag, str(item.get("id", ""))),
+        name=_text(item.get("name")) or "",
+        content_type=_text(item.get("contentType")),
+        size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+        kind=_ATTACHMENT_KINDS.get(kind, "reference"),
+        inline=item.get("isInline") is True,
+    )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def folder_of(item: Mapping[str, Any], tag: AccountTag, parent_path: str = "") -> Folder:
+    """One mail folder; ``parent_path`` is the path of the folder it was listed under."""
+    name = _text(item.get("displayName")) or ""
+    well_known = _text(item.get("wellKnownName"))
+    return Folder(
+        ref=Reference(tag, str(item.get("id", ""))),
+        name=name,
+        path=f"{parent_path}/{name}" if parent_path else name,
+        role=FOLDER_ROLES.get(well_known) if well_known else None,
+        parent=_ref(tag, item.get("parentFolderId")),
+        unread=_count(item.get("unreadItemCount")),
+        total=_count(item.get("totalItemCount")),
+        children=_count(item.get("childFolderCount")),
+        hidden=item.get("isHidden") is True,
+    )
