@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from typing import Any, TypeVar
 
@@ -53,7 +54,13 @@ from mfconnector.imap.summaries import (
     summary_of,
 )
 from mfconnector.limits import Limits
-from mfconnector.mail.backend import AttachmentContent, MailBackend, MailCapabilities
+from mfconnector.mail.backend import (
+    AttachmentContent,
+    MailBackend,
+    MailCapabilities,
+    OnBytes,
+    Spooled,
+)
 from mfconnector.mail.failures import ActionFailure, NotFound, StaleReference, Unsupported
 from mfconnector.mail.model import (
     Attachment,
@@ -65,7 +72,15 @@ from mfconnector.mail.model import (
     Person,
     Position,
 )
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
+from mfconnector.mail.outgoing import (
+    DraftAttachment,
+    DraftContent,
+    DraftMade,
+    DraftRevision,
+    FrozenOutgoing,
+    ReplyKind,
+    SendResult,
+)
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import REFERENCE_PATTERN, AccountTag, Reference, parse_reference
 from mfconnector.mime import read_message
@@ -105,6 +120,7 @@ class ImapMailBackend:
     ) -> None:
         self._tag = tag
         self._limits = limits
+        self._imap = imap
         self._pool = ImapPool(imap, limits)
         self.smtp = smtp
         self.sender = sender or Person("", imap.user if "@" in imap.user else "")
@@ -586,6 +602,49 @@ class ImapMailBackend:
         )
         return inner, mime.truncated or (size is not None and size > len(raw))
 
+    async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
+        """A message's attachments as BODYSTRUCTURE lists them, one page."""
+        where = parse_message(message)
+
+        async def operation(connection: ImapConnection, stage: Stage) -> list[Attachment]:
+            await commands.open_checked(connection, where.folder, where.uidvalidity, writable=False)
+            fetched = await self._one(connection, where, ["UID", "BODYSTRUCTURE"])
+            return list(attachments_of(self._tag, where, fetched.parts))
+
+        every = await self.run("listing the attachments", operation)
+        offset = int((page.position or {}).get("offset", 0)) + page.skip
+        shown = every[offset : offset + page.limit]
+        more = len(every) > offset + page.limit
+        return Page(
+            items=shown,
+            here=page.position or {"offset": 0},
+            next={"offset": offset + page.limit} if more else None,
+            more_pages=more,
+            total=len(every),
+        )
+
+    def spool_attachment(
+        self,
+        message: Reference,
+        attachment: Reference,
+        *,
+        limit: int,
+        suffix: str = "",
+        on_bytes: OnBytes | None = None,
+    ) -> AbstractAsyncContextManager[Spooled]:
+        from mfconnector.imap.spool import spool_attachment
+
+        return spool_attachment(
+            self, message, attachment, limit=limit, suffix=suffix, on_bytes=on_bytes
+        )
+
+    async def profile(self) -> dict[str, str]:
+        """Who this account is, for ``account_status`` (no request: IMAP has no profile)."""
+        out = {"address": self.sender.address, "user": self._imap.user}
+        if self.sender.name:
+            out["name"] = self.sender.name
+        return out
+
     # --- threads ---------------------------------------------------------------------
 
     async def thread(self, message: Reference, page: PageRequest) -> Page[MessageSummary]:
@@ -594,6 +653,13 @@ class ImapMailBackend:
         return await conversation(self, parse_message(message), page)
 
     # --- acting: folders -------------------------------------------------------------
+
+    async def missing_permissions(self, gate: str) -> Sequence[str]:
+        return ()  # an IMAP login may do everything its server allows: nothing to tell first
+
+    async def classify_folder(self, folder: Folder) -> Folder:
+        """The folder with the role the server gives it now (by SPECIAL-USE)."""
+        return await self.resolve_folder(str(folder.ref), "folder")
 
     async def create_folder(self, parent: Folder | None, name: str) -> Folder:
         _check_folder_name(name)
@@ -772,14 +838,60 @@ class ImapMailBackend:
 
     # --- drafts and sending (imap.outgoing) ------------------------------------------
 
-    async def create_draft(self, content: DraftContent) -> Reference:
+    async def create_draft(self, content: DraftContent) -> DraftMade:
         from mfconnector.imap import outgoing
 
         return await outgoing.create_draft(self, content)
 
+    async def revise_draft(self, draft: Reference, revision: DraftRevision) -> DraftMade:
+        from mfconnector.imap import outgoing
+
+        return await outgoing.revise_draft(self, draft, revision)
+
+    async def resolve_attachment(self, attachment: DraftAttachment) -> DraftAttachment:
+        """Name, type and size of another message's attachment, read before any write; its
+        version is the message's UIDVALIDITY and UID (IMAP messages never change)."""
+        if attachment.source is None:
+            return attachment
+        if attachment.source_kind != "attachment":
+            raise ToolInputError(
+                "an IMAP account has no drive: attach bytes or another message's attachment"
+            )
+        address = parse_attachment(attachment.source, "attachments")
+        where = address.message
+        message = message_reference(self._tag, where.folder, where.uidvalidity, where.uid)
+        found = await self.attachment(message, attachment.source, 0)
+        meta = found.attachment
+        if meta.kind != "file":
+            raise ToolInputError(
+                f"attachment {meta.name[:80]!r} is an attached email, not a file; nothing "
+                "was created",
+                hint="forward the message instead (mail_prepare forward)",
+            )
+        return dataclasses.replace(
+            attachment,
+            name=attachment.name if attachment.named else meta.name,
+            content_type=attachment.content_type
+            if attachment.typed
+            else (meta.content_type or "application/octet-stream"),
+            size=meta.size,
+            version=f"{where.uidvalidity}.{where.uid}",
+        )
+
+    async def source_version(self, attachment: DraftAttachment) -> str | None:
+        if attachment.source is None or attachment.source_kind != "attachment":
+            return None
+        where = parse_attachment(attachment.source, "attachments").message
+        message = message_reference(self._tag, where.folder, where.uidvalidity, where.uid)
+        try:
+            await self.read(message, ReadRequest(with_body=False))
+        except (NotFound, StaleReference):
+            return None
+        return f"{where.uidvalidity}.{where.uid}"
+
     async def create_response(
         self, message: Reference, kind: ReplyKind, content: DraftContent
-    ) -> Reference:
+    ) -> DraftMade:
         from mfconnector.imap import outgoing
 
         return await outgoing.create_response(self, parse_message(message), kind, content)

@@ -6,13 +6,11 @@ In-Reply-To and References (RFC 5322 section 3.6.4). Freezing reads the draft's 
 bytes (after the bounded reader has checked its depth, parts and headers, so the stdlib
 parser meets nothing it chokes on), drops Bcc from the headers (it goes in the envelope
 only) and serialises again: those bytes and the envelope are what SMTP sends. The digest
-covers both::
-
-    SHA-256(b"mfconnector-smtp-v1\\n" + JSON(record, keys sorted, no spaces, UTF-8))
-
-where the record holds every recipient, the subject, the whole text, each attachment's
-name, type, size and SHA-256, the threading headers, the envelope and the SHA-256 of the
-MIME bytes themselves: a byte changed anywhere is another digest.
+covers both: the record has the neutral shape every backend freezes to (``id``, ``from``,
+``to``, ``cc``, ``bcc``, ``reply_to``, ``subject``, ``body`` with its ``content_type``,
+``attachments`` by name, type, size and SHA-256) plus the threading headers, the envelope
+and the SHA-256 of the MIME bytes themselves, digested by ``mail.digest`` like every
+backend's: a byte changed anywhere is another digest.
 """
 
 from __future__ import annotations
@@ -21,27 +19,24 @@ import email.message
 import email.policy
 import email.utils
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
 
+from mfconnector.mail.digest import digest_of
 from mfconnector.mail.model import Person
 from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind
 from mfconnector.mail.refs import Reference
 
 __all__ = [
-    "DIGEST_PREFIX",
     "Original",
     "build_draft",
-    "digest_of",
     "freeze_bytes",
     "reply_content",
 ]
 
-DIGEST_PREFIX = b"mfconnector-smtp-v1\n"
 _POLICY = email.policy.SMTP
 _QUOTE_CHARS = 20_000
 """Most characters of the original quoted under a reply (the rest is said to be cut)."""
@@ -166,16 +161,6 @@ def _header_lines(original: Original) -> str:
     return "\n".join(lines) + "\n"
 
 
-def canonical(record: dict[str, Any]) -> bytes:
-    return DIGEST_PREFIX + json.dumps(
-        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    ).encode("utf-8")
-
-
-def digest_of(record: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical(record)).hexdigest()
-
-
 def _people(message: EmailMessage, header: str) -> list[dict[str, str]]:
     values = message.get_all(header) or []
     return [
@@ -207,7 +192,11 @@ def freeze_bytes(raw: bytes, envelope_from: str, draft: Reference) -> FrozenOutg
     mime = parsed.as_bytes(policy=_POLICY)
     body = parsed.get_body(("plain", "html"))
     text = body.get_content() if isinstance(body, EmailMessage) else ""
-    text = text.replace("\r\n", "\n")
+    content_type = (
+        "html"
+        if isinstance(body, EmailMessage) and body.get_content_subtype() == "html"
+        else "text"
+    )
     attachments = []
     for part in parsed.iter_attachments():
         assert isinstance(part, EmailMessage)
@@ -218,19 +207,24 @@ def freeze_bytes(raw: bytes, envelope_from: str, draft: Reference) -> FrozenOutg
                 "content_type": part.get_content_type(),
                 "size": len(data),
                 "sha256": hashlib.sha256(data).hexdigest(),
+                "inline": part.get_content_disposition() == "inline",
+                "content_id": str(part["Content-ID"] or ""),
             }
         )
     envelope_to = list(dict.fromkeys(p["address"] for p in [*to, *cc, *bcc]))
     message_id = str(parsed["Message-ID"]).strip()
+    senders = _people(parsed, "From")
     record: dict[str, Any] = {
-        "from": _people(parsed, "From"),
+        "id": str(draft),
+        "from": senders[0] if senders else {"name": "", "address": envelope_from},
         "to": to,
         "cc": cc,
         "bcc": bcc,
+        "reply_to": _people(parsed, "Reply-To"),
         "subject": str(parsed["Subject"] or ""),
-        "text": text,
+        "body": {"content_type": content_type, "content": text.replace("\r\n", "\n")},
         "attachments": attachments,
-        "message_id": message_id,
+        "internet_message_id": message_id,
         "in_reply_to": str(parsed["In-Reply-To"] or ""),
         "references": str(parsed["References"] or ""),
         "envelope": {"from": envelope_from, "to": envelope_to},

@@ -11,6 +11,8 @@ never as an error: the message has gone.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from typing import TYPE_CHECKING
 
 from mfconnector.errors import ToolInputError
@@ -21,8 +23,16 @@ from mfconnector.imap.encode import astring
 from mfconnector.imap.errors import ImapError, MailSettingsError
 from mfconnector.imap.refs import MessageAddress, message_reference, parse_attachment, parse_message
 from mfconnector.mail.failures import ActionFailure, NotFound, Unsupported
-from mfconnector.mail.model import Folder
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
+from mfconnector.mail.model import Folder, Person
+from mfconnector.mail.outgoing import (
+    DraftAttachment,
+    DraftContent,
+    DraftMade,
+    DraftRevision,
+    FrozenOutgoing,
+    ReplyKind,
+    SendResult,
+)
 from mfconnector.mail.refs import Reference
 from mfconnector.mime import read_message
 
@@ -34,6 +44,7 @@ __all__ = [
     "create_response",
     "discard_draft",
     "freeze",
+    "revise_draft",
     "send",
     "verify_sent",
 ]
@@ -59,13 +70,16 @@ def _sender(backend: ImapMailBackend) -> str:
 
 async def _attachments(
     backend: ImapMailBackend, content: DraftContent
-) -> list[tuple[str, str, bytes]]:
+) -> tuple[list[tuple[str, str, bytes]], list[DraftAttachment]]:
+    """The bytes of each attachment (given, or another message's attachment of this
+    account), within ``mime_message_bytes`` together; and each as it was attached."""
     out: list[tuple[str, str, bytes]] = []
+    attached: list[DraftAttachment] = []
     budget = backend.limits.mime_message_bytes
     for item in content.attachments:
         if item.data is not None:
             data = item.data
-        elif item.source is not None and item.source.tag == backend.tag:
+        elif item.source is not None and item.source_kind == "attachment":
             address = parse_attachment(item.source, "attachments")
             source = message_reference(
                 backend.tag,
@@ -77,13 +91,13 @@ async def _attachments(
             if not fetched.complete:
                 raise ActionFailure(
                     f"the attachment {item.name!r} is over {budget:,} bytes "
-                    "(mime_message_bytes): it was not attached",
+                    "(mime_message_bytes): nothing was drafted",
                 )
             data = fetched.data
         else:
             raise Unsupported(
                 f"{item.name!r}: an IMAP draft can attach bytes or another message's "
-                "attachment of this account, not a file from elsewhere"
+                "attachment of this account, not a file from a drive"
             )
         budget -= len(data)
         if budget < 0:
@@ -91,7 +105,12 @@ async def _attachments(
                 "the attachments together are over mime_message_bytes: nothing was drafted"
             )
         out.append((item.name, item.content_type, data))
-    return out
+        attached.append(
+            dataclasses.replace(
+                item, data=None, size=len(data), sha256=hashlib.sha256(data).hexdigest()
+            )
+        )
+    return out, attached
 
 
 async def _append_draft(backend: ImapMailBackend, raw: bytes, message_id: str) -> Reference:
@@ -120,16 +139,17 @@ async def _append_draft(backend: ImapMailBackend, raw: bytes, message_id: str) -
     return await backend.run("saving the draft", operation)
 
 
-async def create_draft(backend: ImapMailBackend, content: DraftContent) -> Reference:
-    attachments = await _attachments(backend, content)
+async def create_draft(backend: ImapMailBackend, content: DraftContent) -> DraftMade:
+    attachments, attached = await _attachments(backend, content)
     _sender(backend)
     message = build_draft(content, backend.sender, attachments=attachments)
-    return await _append_draft(backend, message.as_bytes(), str(message["Message-ID"]))
+    ref = await _append_draft(backend, message.as_bytes(), str(message["Message-ID"]))
+    return DraftMade(ref, attached)
 
 
 async def create_response(
     backend: ImapMailBackend, where: MessageAddress, kind: ReplyKind, content: DraftContent
-) -> Reference:
+) -> DraftMade:
     me = _sender(backend)
     original_ref = message_reference(backend.tag, where.folder, where.uidvalidity, where.uid)
     from mfconnector.mail.query import ReadRequest
@@ -161,7 +181,7 @@ async def create_response(
         raw=raw,
     )
     made, in_reply_to, references = reply_content(original, kind, content, me)
-    attachments = await _attachments(backend, made)
+    attachments, attached = await _attachments(backend, made)
     message = build_draft(
         made,
         backend.sender,
@@ -170,7 +190,8 @@ async def create_response(
         references=references,
         attached_message=raw,
     )
-    return await _append_draft(backend, message.as_bytes(), str(message["Message-ID"]))
+    ref = await _append_draft(backend, message.as_bytes(), str(message["Message-ID"]))
+    return DraftMade(ref, attached)
 
 
 async def _whole(backend: ImapMailBackend, where: MessageAddress, size: int) -> bytes:
@@ -183,38 +204,13 @@ async def _whole(backend: ImapMailBackend, where: MessageAddress, size: int) -> 
 
 async def freeze(backend: ImapMailBackend, draft: Reference) -> FrozenOutgoing:
     where = parse_message(draft, "draft_id")
-    cap = backend.limits.mime_message_bytes
-
-    async def operation(connection: ImapConnection, stage: Stage) -> bytes:
-        await commands.open_checked(connection, where.folder, where.uidvalidity, writable=False)
-        found = await commands.fetch(
-            connection, where.folder, [where.uid], ["UID", "FLAGS", "RFC822.SIZE"]
-        )
-        if not found:
-            raise NotFound("the draft is gone (sent, discarded or moved)", hint="draft it again")
-        fetched = found[0]
-        if "\\Draft" not in (fetched.flags or frozenset()):
-            raise ToolInputError("`draft_id` names a message that is not a draft")
-        size = fetched.size or 0
-        if size > cap:
-            raise ActionFailure(
-                f"the draft is {size:,} bytes, over mime_message_bytes ({cap:,}): a message "
-                "too large to show in full is not sent"
-            )
-        return await backend.fetch_bytes(connection, where, "", size or 1)
-
-    raw = await backend.run("reading the draft", operation)
-    checked = read_message(raw, backend.limits)
-    if checked.notes:
-        raise ActionFailure(
-            "the draft's MIME is past the reader's limits ("
-            + "; ".join(checked.notes[:3])
-            + "): it cannot be frozen exactly, so it is not sent"
-        )
+    raw = await _draft_bytes(backend, where)
     frozen = freeze_bytes(raw, _sender(backend), draft)
     if not frozen.envelope_to:
         raise ToolInputError("the draft has no recipients (To, Cc or Bcc)")
-    return frozen
+    drafts = await backend.role_folder("drafts")
+    in_drafts = drafts is not None and backend.folder_name(drafts) == where.folder
+    return dataclasses.replace(frozen, folder_role="drafts" if in_drafts else None)
 
 
 async def send(backend: ImapMailBackend, frozen: FrozenOutgoing) -> SendResult:
@@ -232,22 +228,17 @@ async def send(backend: ImapMailBackend, frozen: FrozenOutgoing) -> SendResult:
         )
     except MailSettingsError as error:
         raise ToolInputError(str(error)) from None
-    if outcome.status == "not_sent":
-        raise ActionFailure(
-            outcome.detail,
-            retry_safe=True,
-            outcome={"sent": False, "stage": outcome.stage},
-            details={
-                "provider": "smtp",
-                **({"status": outcome.reply_code} if outcome.reply_code else {}),
-            },
-        )
+    details: dict[str, object] = {"provider": "smtp", "stage": outcome.stage}
+    if outcome.reply_code is not None:
+        details["status"] = outcome.reply_code
     if outcome.status != "sent":
         return SendResult(
             outcome.status,
             detail=outcome.detail,
             provider_reply=outcome.reply or None,
             sent_copy="none",
+            error_code={"rejected": "rejected", "not_sent": "provider_error"}.get(outcome.status),
+            details=details,
         )
     copy: str = "none"
     detail = outcome.detail
@@ -260,7 +251,94 @@ async def send(backend: ImapMailBackend, frozen: FrozenOutgoing) -> SendResult:
         detail=detail,
         provider_reply=outcome.reply or None,
         sent_copy=copy,  # type: ignore[arg-type]
+        details=details,
     )
+
+
+async def revise_draft(
+    backend: ImapMailBackend, draft: Reference, revision: DraftRevision
+) -> DraftMade:
+    """A new draft: the old one's bytes with the changed fields replaced (threading headers
+    kept, a fresh Message-ID); the old draft stays, as on every provider."""
+    import email.utils
+    from email.message import EmailMessage
+
+    where = parse_message(draft, "draft_id")
+    raw = await _draft_bytes(backend, where)
+    parsed = email.message_from_bytes(raw, policy=email.policy.SMTP)
+    assert isinstance(parsed, EmailMessage)
+    new = revision.content
+    changed = revision.changed
+
+    def people(header: str) -> tuple[Person, ...]:
+        values = [str(v) for v in parsed.get_all(header) or []]
+        return tuple(Person(n, a) for n, a in email.utils.getaddresses(values) if a)
+
+    body = parsed.get_body(("plain", "html"))
+    text = body.get_content() if isinstance(body, EmailMessage) else ""
+    html = isinstance(body, EmailMessage) and body.get_content_subtype() == "html"
+    kept = []
+    for part in parsed.iter_attachments():
+        assert isinstance(part, EmailMessage)
+        payload = part.get_payload(decode=True)
+        kept.append(
+            DraftAttachment(
+                part.get_filename() or "attachment",
+                part.get_content_type(),
+                data=payload if isinstance(payload, bytes) else b"",
+            )
+        )
+    merged = DraftContent(
+        to=new.to if "to" in changed else people("To"),
+        cc=new.cc if "cc" in changed else people("Cc"),
+        bcc=new.bcc if "bcc" in changed else people("Bcc"),
+        subject=new.subject if "subject" in changed else str(parsed["Subject"] or ""),
+        text=new.text if "text" in changed else text.replace("\r\n", "\n"),
+        content_type=new.content_type if "text" in changed else ("html" if html else "text"),
+        attachments=new.attachments if "attachments" in changed else tuple(kept),
+    )
+    attachments, attached = await _attachments(backend, merged)
+    message = build_draft(
+        merged,
+        backend.sender,
+        attachments=attachments,
+        in_reply_to=str(parsed["In-Reply-To"]) if parsed["In-Reply-To"] else None,
+        references=str(parsed["References"]) if parsed["References"] else None,
+    )
+    ref = await _append_draft(backend, message.as_bytes(), str(message["Message-ID"]))
+    return DraftMade(ref, attached if "attachments" in changed else ())
+
+
+async def _draft_bytes(backend: ImapMailBackend, where: MessageAddress) -> bytes:
+    """A draft's whole bytes, refused past ``mime_message_bytes`` or the reader's limits."""
+    cap = backend.limits.mime_message_bytes
+
+    async def operation(connection: ImapConnection, stage: Stage) -> bytes:
+        await commands.open_checked(connection, where.folder, where.uidvalidity, writable=False)
+        found = await commands.fetch(
+            connection, where.folder, [where.uid], ["UID", "FLAGS", "RFC822.SIZE"]
+        )
+        if not found:
+            raise NotFound("the draft is gone (sent, discarded or moved)", hint="draft it again")
+        if "\\Draft" not in (found[0].flags or frozenset()):
+            raise ToolInputError("`draft_id` names a message that is not a draft")
+        size = found[0].size or 0
+        if size > cap:
+            raise ActionFailure(
+                f"the draft is {size:,} bytes, over mime_message_bytes ({cap:,}): a message "
+                "too large to show in full is not sent"
+            )
+        return await backend.fetch_bytes(connection, where, "", size or 1)
+
+    raw = await backend.run("reading the draft", operation)
+    checked = read_message(raw, backend.limits)
+    if checked.notes:
+        raise ActionFailure(
+            "the draft's MIME is past the reader's limits ("
+            + "; ".join(checked.notes[:3])
+            + "): it cannot be frozen exactly, so it is not sent"
+        )
+    return raw
 
 
 async def _append_sent(backend: ImapMailBackend, mime: bytes) -> tuple[str, str | None]:

@@ -220,7 +220,7 @@ async def sent_draft(backend: ImapMailBackend, subject: str) -> object:
     draft = await backend.create_draft(
         DraftContent(to=(Person("Bob", "bob@example.org"),), subject=subject, text="Hi Bob.\n")
     )
-    return await backend.freeze(draft)
+    return await backend.freeze(draft.ref)
 
 
 def bob_copies(dovecot: Dovecot, message_id: str) -> int:
@@ -402,18 +402,18 @@ async def test_two_processes_racing_one_preparation_deliver_it_once(
     draft = await backend.create_draft(
         DraftContent(to=(Person("Bob", "bob@example.org"),), subject=unique("race"), text="Once.\n")
     )
-    frozen = await backend.freeze(draft)
+    frozen = await backend.freeze(draft.ref)
     state = tmp_path / "state" / "sends.sqlite3"
     store = SendStore(state)
     now = time.time()
-    store.save(Preparation("prep-1", "work", "", str(draft), frozen.digest, {}, now, now + 600))
+    store.save(Preparation("prep-1", "work", "", str(draft.ref), frozen.digest, {}, now, now + 600))
     store.close()
     go = tmp_path / "go"
     argv = [
         str(state),
         "prep-1",
         frozen.digest,
-        str(draft),
+        str(draft.ref),
         str(dovecot.imap_port),
         str(relay.port),
         str(go),

@@ -358,13 +358,14 @@ async def check_copy_move_trash_and_delete(env: Conformance) -> None:
 async def check_draft_freeze_send_verify(env: Conformance) -> None:
     backend = env.backend
     name = unique("Send")
-    draft = await backend.create_draft(
+    made = await backend.create_draft(
         DraftContent(
             to=(Person("Recipient", env.seed.recipient),),
             subject=name,
             text="Exactly these words.\n.A line that starts with a dot.\n",
         )
     )
+    draft = made.ref
     assert (await backend.read(draft, ReadRequest(with_body=False))).is_draft
     frozen = await backend.freeze(draft)
     again = await backend.freeze(draft)
@@ -466,7 +467,7 @@ async def check_replies_and_forwards_are_drafted_and_threaded(env: Conformance) 
         ],
     )
     item = (await backend.list_messages(folder, MessageFilter(), PageRequest(limit=5))).items[0]
-    reply = await backend.create_response(item.ref, "reply_all", DraftContent(text="Thanks!"))
+    reply = (await backend.create_response(item.ref, "reply_all", DraftContent(text="Thanks!"))).ref
     read = await backend.read(reply, ReadRequest(view="full"))
     assert read.is_draft and (read.subject or "").lower().startswith("re:")
     assert [p.address for p in read.to] == ["plans@example.org"]
@@ -475,9 +476,11 @@ async def check_replies_and_forwards_are_drafted_and_threaded(env: Conformance) 
     assert "The plan is ready." in read.body.text
     frozen = await backend.freeze(reply)
     assert original_id in frozen.record.get("in_reply_to", original_id)
-    forward = await backend.create_response(
-        item.ref, "forward", DraftContent(to=(Person("Eve", "eve@example.org"),), text="FYI")
-    )
+    forward = (
+        await backend.create_response(
+            item.ref, "forward", DraftContent(to=(Person("Eve", "eve@example.org"),), text="FYI")
+        )
+    ).ref
     forwarded = await backend.read(forward, ReadRequest(view="full"))
     assert [p.address for p in forwarded.to] == ["eve@example.org"]
     assert forwarded.attachments or (forwarded.body and "The plan is ready." in forwarded.body.text)
