@@ -118,7 +118,9 @@ def imap_settings_from(
         "imap_security": getattr(args, "imap_security", None),
         "smtp": _pick(args, "smtp", env, "MFC_SMTP"),
         "smtp_security": getattr(args, "smtp_security", None),
-        "smtp_user": _pick(args, "smtp_user", env, "MFC_SMTP_USER"),
+        "smtp_user": ""
+        if getattr(args, "smtp_user", None) == ""
+        else _pick(args, "smtp_user", env, "MFC_SMTP_USER"),
         "from": _pick(args, "mail_from", env, "MFC_FROM"),
         "append_sent": not bool(getattr(args, "no_append_sent", False)),
     }
@@ -225,7 +227,9 @@ def _settings(
         smtp_host, smtp_port = parse_server(
             str(values["smtp"]), smtp_security, SMTP_PORTS, said("smtp")
         )
-        smtp_user = values.get("smtp_user") or user
+        smtp_user = values.get("smtp_user")
+        if smtp_user is None:
+            smtp_user = user  # "" (said on purpose): submit without logging in
         smtp_secret = (
             smtp_password
             or (password_lookup(smtp_user, smtp_host) if smtp_user != user else None)
@@ -295,7 +299,11 @@ def add_imap_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["tls", "starttls", "plain"],
         help="starttls (default, port 587), tls (465) or plain (loopback only)",
     )
-    group.add_argument("--smtp-user", metavar="USER", help="SMTP user (default: the IMAP user)")
+    group.add_argument(
+        "--smtp-user",
+        metavar="USER",
+        help="SMTP user (default: the IMAP user; '' submits without logging in, for a local relay)",
+    )
     group.add_argument(
         "--from",
         dest="mail_from",
