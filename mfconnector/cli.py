@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mfconnector import __version__
@@ -446,6 +446,7 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     except (StdioChoiceError, FixtureError, GateConfigError, UsageError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
+    _learn_capabilities(context)
     offered = [account.mail.capabilities for account in context.accounts or ()]
     server = McpServer(
         listed_tools(gates, offered), context, hidden_tools(gates, offered), instructions(gates)
@@ -458,12 +459,6 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         if terminal:
             print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
 
-    async def start() -> None:
-        from mfconnector.imap.account import start_account
-
-        for account in context.accounts or ():
-            await start_account(account)
-
     async def close() -> None:
         await graph.aclose()
         for account in context.accounts or ():
@@ -471,7 +466,28 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
             if closing is not None:
                 await closing()
 
-    return serve_stdio(server, limits, close, stdio, announce=announce, start=start)
+    return serve_stdio(server, limits, close, stdio, announce=announce)
+
+
+def _learn_capabilities(context: ToolContext) -> None:
+    """Log in to each IMAP account once, before the tool list is made: what it offers
+    (CONDSTORE, UIDPLUS, MOVE...) decides which tools and arguments are listed. The probe's
+    connections end with it; serving opens its own."""
+    import trio
+
+    from mfconnector.imap.account import start_account
+    from mfconnector.imap.backend import ImapMailBackend
+
+    accounts = [a for a in context.accounts or () if isinstance(a.mail, ImapMailBackend)]
+    if not accounts:
+        return
+
+    async def probe() -> None:
+        for account in accounts:
+            await start_account(account)
+            await account.mail.aclose()  # type: ignore[attr-defined]
+
+    trio.run(probe)
 
 
 def _say_sign_in_blocker(context: ToolContext) -> None:
@@ -499,7 +515,6 @@ def serve_stdio(
     stdio: StdioKind | None = None,
     *,
     announce: Callable[[], None] | None = None,
-    start: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
     """Serve ``server`` on this process's stdin/stdout until end of input or a signal;
     ``announce`` says what a person should know once the streams are claimed."""
@@ -524,8 +539,6 @@ def serve_stdio(
 
     async def run() -> None:
         receive, send = open_protocol_streams(fds, stdio)
-        if start is not None:
-            await start()  # accounts learn their capabilities before the first tools/list
         try:
             async with trio.open_nursery() as nursery:
                 reading = trio.CancelScope()

@@ -134,3 +134,29 @@ def test_a_message_prepared_over_imap_is_sent_once_filed_and_verified(
     assert len(copies) == 1
     filed = [m for m in dovecot.inbox_messages("alice", "Sent") if b"Sent through the tools" in m]
     assert len(filed) == 1
+
+
+@pytest.mark.parametrize("gated", [False, True])
+def test_discovery_for_an_imap_only_server_stays_within_the_budgets(
+    dovecot: Dovecot, tmp_path: Path, gated: bool
+) -> None:
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MFC_")}
+    env["MFC_IMAP_PASSWORD"] = dovecot.password
+    argv = ["--imap", f"127.0.0.1:{dovecot.imap_port}", "--imap-security", "plain",
+            "--imap-user", "alice", "--state-dir", str(tmp_path / "state")]  # fmt: skip
+    if gated:
+        argv += ["--enable-writes", "--enable-send", "--enable-delete", "--confirm", "assistant"]
+    running = Server(argv, env)
+    try:
+        tools = running.send("tools/list", {})["result"]["tools"]
+    finally:
+        running.close()
+    wire = json.dumps(tools, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    budget = DEFAULT_LIMITS.tools_list_all_gates_bytes if gated else DEFAULT_LIMITS.tools_list_bytes
+    assert len(wire) <= budget, f"{len(wire):,} bytes over {budget:,}"
+    names = {tool["name"] for tool in tools}
+    assert {"mail_list", "mail_read", "account_status"} <= names
+    if gated:
+        assert {"mail_prepare", "mail_send_confirmed", "mail_delete_permanently"} <= names
