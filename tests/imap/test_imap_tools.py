@@ -160,3 +160,40 @@ def test_discovery_for_an_imap_only_server_stays_within_the_budgets(
     assert {"mail_list", "mail_read", "account_status"} <= names
     if gated:
         assert {"mail_prepare", "mail_send_confirmed", "mail_delete_permanently"} <= names
+
+
+def test_a_flag_change_after_another_clients_change_is_a_conflict_through_the_tools(
+    dovecot: Dovecot, server: Server
+) -> None:
+    dovecot.deliver(
+        b"From: Bob <bob@example.org>\r\nTo: alice@example.org\r\nSubject: Contested flags\r\n"
+        b"Message-ID: <contested@example.org>\r\n\r\nBody.\r\n"
+    )
+    listed = server.call("mail_list", {"limit": 50, "detail": "full"})
+    item = next(m for m in listed["messages"] if m["subject"] == "Contested flags")
+    token = item["change_token"]
+    imap = dovecot.imaplib()  # another client marks it read meanwhile
+    imap.select("INBOX")
+    _, found = imap.uid("SEARCH", "HEADER", "Message-ID", "<contested@example.org>")
+    imap.uid("STORE", found[0].decode(), "+FLAGS", "(\\Seen)")
+    imap.logout()
+    result = server.send(
+        "tools/call",
+        {
+            "name": "mail_modify",
+            "arguments": {
+                "action": "flags",
+                "message_id": item["id"],
+                "flag": "flagged",
+                "unchanged_since": token,
+            },
+        },
+    )["result"]
+    assert result["isError"] is True
+    assert '"error_code":"conflict"' in result["content"][0]["text"].replace(" ", "")
+    again = server.call("mail_read", {"message_id": item["id"], "detail": "full"})
+    message = again["message"]
+    assert message["flag"] == "none" and message["unread"] is False  # theirs kept, ours not made
+    assert int(message["change_token"]) > int(token)
+    moved = server.call("mail_modify", {"action": "trash", "message_id": item["id"]})
+    assert moved["trashed"]["id"].endswith(".Trash")  # a reference in Trash, from COPYUID
