@@ -509,7 +509,14 @@ class ImapMailBackend:
         else:
             text = ""
         text, redactions = redact_text(text)
-        return Body(text, redactions=redactions, conversion_limit=limit, notes=tuple(notes))
+        cut_by = tuple(
+            (found.group(1), note)
+            for note in notes
+            if (found := re.search(r"\((mime_[a-z_]+)\)", note)) is not None
+        )
+        return Body(
+            text, redactions=redactions, conversion_limit=limit, notes=tuple(notes), cut_by=cut_by
+        )
 
     async def attachment(
         self, message: Reference, attachment: Reference, max_bytes: int

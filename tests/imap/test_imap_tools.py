@@ -197,3 +197,25 @@ def test_a_flag_change_after_another_clients_change_is_a_conflict_through_the_to
     assert int(message["change_token"]) > int(token)
     moved = server.call("mail_modify", {"action": "trash", "message_id": item["id"]})
     assert moved["trashed"]["id"].endswith(".Trash")  # a reference in Trash, from COPYUID
+
+
+def test_a_read_cut_at_a_mime_limit_is_marked_incomplete_through_the_tools(
+    dovecot: Dovecot, server: Server
+) -> None:
+    big = b"Start of a long message.\r\n" + b"x" * 76 + b"\r\n"
+    raw = (
+        b"From: Bob <bob@example.org>\r\nTo: alice@example.org\r\nSubject: Six megabytes\r\n"
+        b"Message-ID: <six@example.org>\r\n\r\n" + big * 80_000
+    )  # about 6.4 MB: past mime_message_bytes (5 MiB)
+    imap = dovecot.imaplib()
+    imap.append("INBOX", "", None, raw)
+    imap.logout()
+    listed = server.call("mail_list", {"limit": 50})
+    ref = next(r[0] for r in listed["messages"] if r[1] == "Six megabytes")
+    result = server.send("tools/call", {"name": "mail_read", "arguments": {"message_id": ref}})
+    data = result["result"]["structuredContent"]
+    assert result["result"]["isError"] is True  # the completeness contract, without --allow-partial
+    assert data["incomplete"] is True
+    limits = {f.get("limit") for f in data["skipped"]["fields"]}
+    assert "mime_message_bytes" in limits
+    assert data["message"]["body"].startswith("Start of a long message.")
