@@ -311,6 +311,12 @@ class Limits:
     """Longest one command may take, its whole response included."""
     imap_fetch_chunk_bytes: int = 1_048_576
     """Bytes asked per partial fetch (``BODY.PEEK[]<offset.count>``) of a large message."""
+    imap_list_scan_messages: int = 500
+    """Most messages a filtered listing checks for one page when the server cannot filter
+    exactly (instants finer than SEARCH's days, "has attachments"); past it the page says
+    so and the next one goes on from there."""
+    imap_thread_messages: int = 100
+    """Most messages of one conversation gathered over IMAP (THREAD or the References walk)."""
     smtp_seconds: float = 120.0
     """Longest a whole SMTP submission may take, connect to the reply after DATA."""
     mime_message_bytes: int = 5_242_880

@@ -88,6 +88,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="show and filter mail times in this zone (IANA or Windows name) instead of "
         "the mailbox's own",
     )
+    from mfconnector.imap.account import add_imap_arguments
+
+    add_imap_arguments(parser)
     parser.add_argument(
         "--log-level",
         default="warning",

@@ -64,6 +64,7 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     except StateStoreError as error:
         print(f"mfconnector: {error.message}; {STATE_START_HINT}", file=sys.stderr)
         return EXIT_STATE
+    learn_capabilities(context)
     server = build_server(context, gates)
     terminal = _stdin_is_terminal()  # asked before the protocol takes stdin over
 
@@ -73,7 +74,35 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         if terminal:
             print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
 
-    return serve_stdio(server, limits, graph.aclose, stdio, announce=announce)
+    async def close() -> None:
+        await graph.aclose()
+        for account in context.accounts or ():
+            closing = getattr(account.mail, "aclose", None)
+            if closing is not None:
+                await closing()
+
+    return serve_stdio(server, limits, close, stdio, announce=announce)
+
+
+def learn_capabilities(context: ToolContext) -> None:
+    """Log in to each IMAP account once, before the tool list is made: what it offers
+    (CONDSTORE, UIDPLUS, MOVE...) decides which tools and arguments are listed. The probe's
+    connections end with it; serving opens its own."""
+    import trio
+
+    from mfconnector.imap.account import start_account
+    from mfconnector.imap.backend import ImapMailBackend
+
+    accounts = [a for a in context.accounts or () if isinstance(a.mail, ImapMailBackend)]
+    if not accounts:
+        return
+
+    async def probe() -> None:
+        for account in accounts:
+            await start_account(account)
+            await account.mail.aclose()  # type: ignore[attr-defined]
+
+    trio.run(probe)
 
 
 def _say_sign_in_blocker(context: ToolContext) -> None:

@@ -30,7 +30,7 @@ from mfconnector.writes.gates import Gates
 
 if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
-    from mfconnector.mail.accounts import AccountSet
+    from mfconnector.mail.accounts import Account, AccountSet
     from mfconnector.net.settings import NetworkSettings
     from mfconnector.writes.redis_store import RedisState
     from mfconnector.writes.setup import WriteSetup
@@ -177,6 +177,14 @@ def build_context(
             )
 
         graph = LazyGraph(make_fixture_graph)
+    elif (imap := _imap_account(args, limits, gates)) is not None:
+        mode, source = "live", None
+        sign_in = SignIn(StaticTokenProvider(FIXTURE_TOKEN, account=imap.name))
+
+        def no_graph() -> GraphClient:
+            raise UsageError("this server serves an IMAP account; Microsoft Graph is not set up")
+
+        graph = LazyGraph(no_graph)
     else:
         mode, source = "live", None
         sign_in = live_sign_in(args, gates)
@@ -195,7 +203,9 @@ def build_context(
         mailbox=mailbox_argument(args),
         time_zone=_time_zone(args),
         all_files=sign_in.all_files,
-        accounts=_accounts(graph, limits, sign_in.user_path, sign_in.cloud, gates),
+        accounts=_imap_accounts(imap)
+        if imap is not None
+        else _accounts(graph, limits, sign_in.user_path, sign_in.cloud, gates),
     )
     if state is not None or namespace:
         from mfconnector.tools.cursors import CursorSigner
@@ -203,6 +213,28 @@ def build_context(
         key = state.cursor_key() if state is not None else None
         context.cursors = CursorSigner(max_chars=limits.cursor_chars, key=key, binding=namespace)
     return context, graph
+
+
+def _imap_accounts(imap: Account) -> AccountSet:
+    from mfconnector.mail.accounts import AccountSet
+
+    return AccountSet([imap])
+
+
+def _imap_account(args: argparse.Namespace, limits: Limits, gates: Gates) -> Account | None:
+    """The IMAP/SMTP account of ``--imap`` (or ``MFC_IMAP``), or None (issue 19)."""
+    from mfconnector.imap.account import imap_account, imap_settings_from
+    from mfconnector.imap.errors import MailSettingsError
+    from mfconnector.net.settings import network_settings_from_args
+
+    try:
+        network = network_settings_from_args(args, os.environ)
+        settings = imap_settings_from(args, os.environ, ca_file=network.ca_file)
+    except MailSettingsError as error:
+        raise UsageError(str(error)) from None
+    if settings is None:
+        return None
+    return imap_account(settings, limits, frozenset(gates.names))
 
 
 def _accounts(
