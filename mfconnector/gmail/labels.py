@@ -49,6 +49,22 @@ SYSTEM_NAMES: Mapping[str, str] = {
     "CATEGORY_FORUMS": "Forums",
 }
 NOT_FOLDERS = frozenset({"UNREAD", "CHAT"})
+SYSTEM_ORDER = (
+    "INBOX",
+    "STARRED",
+    "IMPORTANT",
+    "SENT",
+    "DRAFT",
+    "ALL",
+    "SPAM",
+    "TRASH",
+    "CATEGORY_PERSONAL",
+    "CATEGORY_SOCIAL",
+    "CATEGORY_PROMOTIONS",
+    "CATEGORY_UPDATES",
+    "CATEGORY_FORUMS",
+)
+"""System labels in the order Gmail's own side bar shows them."""
 
 
 def role_label(role: str) -> str | None:
@@ -120,7 +136,7 @@ class LabelTree:
     def children_of(self, parent: str | None) -> list[str]:
         """Label ids directly under ``parent`` (None: the top), system labels first."""
         found = [label for label in self._by_id.values() if self.parent_id(label) == parent]
-        found.sort(key=lambda label: (not label.system, label.name.casefold()))
+        found.sort(key=_order)
         return [label.id for label in found]
 
     def descendants(self, label_id: str) -> list[str]:
@@ -159,6 +175,13 @@ class LabelTree:
             for label in self._by_id.values()
             if not label.system and label.name.rsplit("/", 1)[-1].casefold() == wanted
         ]
+
+
+def _order(label: _Label) -> tuple[int, int, str]:
+    if label.system:
+        known = label.id in SYSTEM_ORDER
+        return (0, SYSTEM_ORDER.index(label.id) if known else len(SYSTEM_ORDER), label.id)
+    return (1, 0, label.name.casefold())
 
 
 def _count(value: Any) -> int | None:

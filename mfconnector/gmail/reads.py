@@ -105,14 +105,15 @@ class GmailReads:
             raise ToolInputError(f"`{argument}` is empty")
         if len(text) > self.box.limits.path_chars:
             raise ToolInputError(f"`{argument}` is longer than {self.box.limits.path_chars}")
-        tree = await self.box.labels()
         if re.match(REFERENCE_PATTERN, text):
-            label_id = parse_reference(text, self.box.tag, argument).native
+            label_id = parse_reference(text, self.box.tag, argument).native  # before a request
+            tree = await self.box.labels()
             if label_id not in tree:
                 tree = await self.box.labels(fresh=True)
             if label_id not in tree:
                 raise NotFound(f"`{argument}`: no such Gmail label (any more)")
             return tree.folder(label_id)
+        tree = await self.box.labels()
         if text.lower() in FOLDER_ROLES:
             role = role_label(text.lower())
             if role is None or role not in tree:
