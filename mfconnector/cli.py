@@ -74,8 +74,11 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--demo",
-        action="store_true",
-        help="serve the demo mailbox and drive (an in-memory Graph emulator; no account)",
+        nargs="?",
+        const="m365",
+        choices=["m365", "gmail"],
+        help="serve the demo mailbox and drive (an in-memory Graph emulator; no account); "
+        "--demo gmail serves the Gmail emulator instead",
     )
     source.add_argument("--fixtures", metavar="PATH", help="serve canned Graph responses from PATH")
     parser.add_argument(
@@ -109,6 +112,9 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["debug", "info", "warning", "error"],
         help="stderr log level (default: warning)",
     )
+    from mfconnector.entry.gmail import add_gmail_arguments
+
+    add_gmail_arguments(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=text, description=f"{text[0].upper()}{text[1:]}. {more}"
         )
         _add_auth_arguments(sub)
+        sub.add_argument(
+            "--provider",
+            choices=["microsoft", "gmail"],
+            default="microsoft",
+            help="whose sign-in: Microsoft 365 (the default) or Gmail",
+        )
         if name == "login":
             flow = sub.add_mutually_exclusive_group()
             flow.add_argument(
@@ -208,6 +220,10 @@ def _context(
     token_provider: TokenProvider
     user_path = "/me"
     cloud = "global"
+    from mfconnector.entry.gmail import wants_gmail
+
+    if wants_gmail(args):
+        return _gmail_context(args, limits, gates or Gates())
     if args.demo:
         from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
         from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
@@ -275,6 +291,33 @@ def _context(
         all_files=all_files,
     )
     return context, graph
+
+
+def _gmail_context(
+    args: argparse.Namespace, limits: Limits, gates: Gates
+) -> tuple[ToolContext, Any]:
+    """One Gmail account (``--demo gmail``, ``--gmail``): the tools reach it through
+    ``ctx.accounts``; the Graph factory says this server has no Graph."""
+    from mfconnector.entry.gmail import UsageProblem, gmail_wiring, no_graph
+    from mfconnector.mail.accounts import AccountSet
+    from mfconnector.tools.base import ToolContext
+
+    try:
+        wiring = gmail_wiring(args, limits, gates)
+    except UsageProblem as error:
+        raise UsageError(str(error)) from None
+    context = ToolContext(
+        limits=limits,
+        mode=wiring.mode,
+        allow_partial=bool(args.allow_partial),
+        token_provider=wiring.token_provider,
+        graph_factory=no_graph,
+        source=wiring.source,
+        writes=_write_setup(args, limits, gates, "global", mode=wiring.mode),
+        time_zone=_time_zone(args),
+        accounts=AccountSet([wiring.account]),
+    )
+    return context, wiring
 
 
 def _write_setup(
@@ -484,6 +527,11 @@ async def _watch_signals(
 
 def _run_auth_command(args: argparse.Namespace) -> int:
     from mfconnector.auth import commands
+
+    if getattr(args, "provider", "microsoft") == "gmail":
+        from mfconnector.entry.gmail import run_gmail_auth_command
+
+        return run_gmail_auth_command(args.command, args)
 
     return commands.run_command(args.command, args)
 

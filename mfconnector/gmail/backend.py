@@ -66,6 +66,8 @@ class GmailMailBackend:
         scopes: frozenset[str] = frozenset(),
         login_command: str = "mfconnector login --provider gmail",
     ) -> None:
+        self.client_factory = client
+        """What makes (once) and hands out this account's client; the wiring closes it."""
         self._box = GmailMailbox(tag, client, limits, scopes, login_command)
         self._reads = GmailReads(self._box)
         self._acts = GmailActs(self._box, self._reads)
