@@ -258,3 +258,54 @@ async def test_a_deleted_message_is_not_found() -> None:
         backend = backend_for(server)
         with pytest.raises(NotFound):
             await backend.read(Reference(backend.tag, "abc123"), ReadRequest())
+
+
+def _with_attached_email() -> bytes:
+    inner = EmailMessage()
+    inner["From"] = "Old Friend <old@mail.example>"
+    inner["To"] = "ann@mail.example"
+    inner["Subject"] = "the forwarded one"
+    inner.set_content("inner words")
+    outer = EmailMessage()
+    outer["From"] = "ann@mail.example"
+    outer["To"] = "me@mail.example"
+    outer["Subject"] = "see attached"
+    outer.set_content("look")
+    outer.add_attachment(inner)
+    outer.add_attachment(b"%PDF-1.4 tiny", "application", "pdf", filename="doc.pdf")
+    return outer.as_bytes()
+
+
+async def test_attachments_list_an_attached_email_parsed_and_spool_a_file() -> None:
+    import trio
+
+    from mfconnector.errors import DocumentError
+
+    emulator = empty_emulator()
+    message = emulator.mailbox.add_message(_with_attached_email(), ["INBOX"])
+    with served(emulator) as server:
+        backend = backend_for(server)
+        ref = Reference(backend.tag, message.id)
+        listed = await backend.attachments(ref, PageRequest(limit=10))
+        kinds = {a.kind: a for a in listed.items}
+        assert set(kinds) == {"message", "file"} and listed.next is None
+        attached = await backend.attachment(ref, kinds["message"].ref, 0)
+        assert attached.message is not None and attached.data == b""
+        assert attached.message.subject == "the forwarded one"
+        assert attached.message.body is not None and "inner words" in attached.message.body.text
+        pdf = kinds["file"]
+        size = len(b"%PDF-1.4 tiny")
+        for limit in (size - 1, size, size + 1):
+            if limit < size:
+                with pytest.raises(DocumentError) as caught:
+                    async with backend.spool_attachment(ref, pdf.ref, limit=limit):
+                        pass
+                assert caught.value.code == "too_large"
+                continue
+            async with backend.spool_attachment(ref, pdf.ref, limit=limit, suffix=".pdf") as file:
+                assert file.size == size
+                spooled = trio.Path(file.path)
+                assert await spooled.read_bytes() == b"%PDF-1.4 tiny"
+                assert (await spooled.stat()).st_mode & 0o077 == 0
+            assert not await spooled.exists()
+        assert (await backend.profile())["address"] == "me@mail.example"

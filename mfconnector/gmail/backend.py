@@ -10,13 +10,16 @@ changes (no change key) and, unless the full-mail scope was asked for, permanent
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
+
 from mfconnector.gmail.acts import GmailActs
 from mfconnector.gmail.mailbox import FULL_MAIL_SCOPE, ClientFactory, GmailMailbox
 from mfconnector.gmail.reads import GmailReads
+from mfconnector.gmail.spool import OnBytes, SpooledAttachment
 from mfconnector.limits import Limits
 from mfconnector.mail.backend import AttachmentContent, MailBackend, MailCapabilities
 from mfconnector.mail.failures import Unsupported
-from mfconnector.mail.model import Folder, Message, MessageSummary, Page
+from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
 from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import AccountTag, Reference
@@ -114,6 +117,25 @@ class GmailMailBackend:
         self, message: Reference, attachment: Reference, max_bytes: int
     ) -> AttachmentContent:
         return await self._reads.attachment(message, attachment, max_bytes)
+
+    async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
+        return await self._reads.attachments(message, page)
+
+    def spool_attachment(
+        self,
+        message: Reference,
+        attachment: Reference,
+        *,
+        limit: int,
+        suffix: str = "",
+        on_bytes: OnBytes | None = None,
+    ) -> AbstractAsyncContextManager[SpooledAttachment]:
+        return self._reads.spool_attachment(
+            message, attachment, limit=limit, suffix=suffix, on_bytes=on_bytes
+        )
+
+    async def profile(self) -> dict[str, str]:
+        return await self._reads.profile()
 
     # acting
     async def create_folder(self, parent: Folder | None, name: str) -> Folder:

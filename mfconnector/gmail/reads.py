@@ -13,18 +13,25 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
 import trio
 
 from mfconnector.errors import ToolInputError
-from mfconnector.gmail.convert import METADATA_HEADERS, ids_of, message_of, summary_of
+from mfconnector.gmail.convert import (
+    METADATA_HEADERS,
+    attached_message,
+    ids_of,
+    message_of,
+    summary_of,
+)
 from mfconnector.gmail.labels import ALL_MAIL, LabelTree, role_label
 from mfconnector.gmail.mailbox import GmailMailbox
 from mfconnector.gmail.payload import PartFile, walk_payload
 from mfconnector.gmail.query import filter_query, search_query
+from mfconnector.gmail.spool import OnBytes, SpooledAttachment, spooled_bytes
 from mfconnector.mail.backend import AttachmentContent
 from mfconnector.mail.failures import NotFound
 from mfconnector.mail.model import (
@@ -322,26 +329,82 @@ class GmailReads:
         cleaned, redactions = redact_text(text or "")
         return Body(cleaned, redactions=redactions, conversion_limit=limit)
 
-    async def attachment(
-        self, message: Reference, attachment: Reference, max_bytes: int
-    ) -> AttachmentContent:
-        if max_bytes < 1:
-            raise ToolInputError("max_bytes must be at least 1")
+    async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
+        """A message's attachments (metadata, from one ``format=full`` read), one page."""
+        item = await self._full(message)
+        files = walk_payload(item.get("payload"), self.box.limits).files
+        _, start = _position(page)
+        chosen = files[start : start + page.limit]
+        following = start + len(chosen)
+        return Page(
+            items=[self._attachment(f) for f in chosen],
+            here={"offset": start - page.skip},
+            next={"offset": following} if following < len(files) else None,
+            total=len(files),
+        )
+
+    async def _part(self, message: Reference, attachment: Reference) -> tuple[str, PartFile]:
         item = await self._full(message)
         walked = walk_payload(item.get("payload"), self.box.limits)
         part = next((f for f in walked.files if f.part_id == attachment.native), None)
         if part is None:
             raise NotFound("the message has no such attachment (any more)")
-        described = self._attachment(part)
+        return str(item.get("id")), part
+
+    async def _bytes(self, message_id: str, part: PartFile, max_bytes: int) -> tuple[bytes, bool]:
         if part.attachment_id is None:
             data = part.inline_data or b""
-            return AttachmentContent(described, data[:max_bytes], len(data) <= max_bytes)
+            return data[:max_bytes], len(data) <= max_bytes
         client = await self.box.client()
-        message_id = str(item.get("id"))
-        data, complete = await client.get_base64_field(
+        return await client.get_base64_field(
             ("messages", message_id, "attachments", part.attachment_id), "data", max_bytes
         )
+
+    async def attachment(
+        self, message: Reference, attachment: Reference, max_bytes: int
+    ) -> AttachmentContent:
+        """Its bytes up to ``max_bytes`` (0: metadata only); an attached email parsed
+        under the MIME limits (``data`` then empty)."""
+        if max_bytes < 0:
+            raise ToolInputError("max_bytes must not be negative")
+        message_id, part = await self._part(message, attachment)
+        described = self._attachment(part)
+        if described.kind == "message":
+            limits = self.box.limits
+            raw, _ = await self._bytes(message_id, part, limits.mime_message_bytes)
+            return AttachmentContent(
+                described, b"", True, attached_message(raw, self.box.tag, limits)
+            )
+        if max_bytes == 0:
+            return AttachmentContent(described, b"", part.size == 0)
+        data, complete = await self._bytes(message_id, part, max_bytes)
         return AttachmentContent(described, data, complete)
+
+    @contextlib.asynccontextmanager
+    async def spool_attachment(
+        self,
+        message: Reference,
+        attachment: Reference,
+        *,
+        limit: int,
+        suffix: str = "",
+        on_bytes: OnBytes | None = None,
+    ) -> AsyncIterator[SpooledAttachment]:
+        message_id, part = await self._part(message, attachment)
+        data, complete = await self._bytes(message_id, part, limit + 1)
+        async with spooled_bytes(
+            data,
+            complete,
+            limit=limit,
+            declared=part.size or None,
+            suffix=suffix,
+            on_bytes=on_bytes,
+        ) as spooled:
+            yield spooled
+
+    async def profile(self) -> dict[str, str]:
+        """Who is signed in (``getProfile``): the address; Gmail gives no display name."""
+        return {"address": await self.box.address(), "provider": "gmail"}
 
 
 def _thread_id(answer: Any) -> str:
