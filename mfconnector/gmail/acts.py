@@ -25,6 +25,7 @@ from mfconnector.gmail.compose import (
     frozen_record,
 )
 from mfconnector.gmail.convert import header_map
+from mfconnector.gmail.ids import checked_message, is_draft_id
 from mfconnector.gmail.labels import ALL_MAIL
 from mfconnector.gmail.mailbox import FULL_MAIL_SCOPE, GmailMailbox
 from mfconnector.gmail.payload import b64url_bytes, walk_payload
@@ -110,18 +111,20 @@ class GmailActs:
     # --- label changes on one message ------------------------------------------------
 
     async def _modify(self, message: Reference, add: Sequence[str], remove: Sequence[str]) -> Any:
-        self._refuse_draft_ref(message)
+        native = self._message_id(message)
         client = await self.box.client()
         return await client.post(
             "messages",
-            message.native,
+            native,
             "modify",
             body={"addLabelIds": list(add), "removeLabelIds": list(remove)},
         )
 
-    def _refuse_draft_ref(self, message: Reference) -> None:
-        if message.native.startswith("r"):
+    def _message_id(self, message: Reference) -> str:
+        """A message id, checked before any request (a draft id is refused here)."""
+        if is_draft_id(message.native):
             raise ToolInputError("that id names a draft: pass the draft message's id")
+        return checked_message(message, drafts=False)
 
     def _target(self, target: Folder) -> str:
         label_id = target.ref.native
@@ -137,7 +140,8 @@ class GmailActs:
     async def move(self, message: Reference, target: Folder) -> Reference | None:
         label_id = self._target(target)
         client = await self.box.client()
-        current = await client.get("messages", message.native, query=[("format", "minimal")])
+        native = self._message_id(message)
+        current = await client.get("messages", native, query=[("format", "minimal")])
         tree = await self.box.labels()
         labels = current.get("labelIds") if isinstance(current, dict) else None
         remove = [
@@ -182,9 +186,9 @@ class GmailActs:
         return None
 
     async def trash(self, message: Reference) -> Reference | None:
-        self._refuse_draft_ref(message)
+        native = self._message_id(message)
         client = await self.box.client()
-        await client.post("messages", message.native, "trash")
+        await client.post("messages", native, "trash")
         return message
 
     async def delete_permanently(self, message: Reference) -> None:
@@ -193,9 +197,9 @@ class GmailActs:
                 "permanent deletion needs Gmail's full-mail scope (https://mail.google.com/)",
                 hint=f"start the server with --enable-delete and run `{self.box.login_command}`",
             )
-        self._refuse_draft_ref(message)
+        native = self._message_id(message)
         client = await self.box.client()
-        await client.delete("messages", message.native)
+        await client.delete("messages", native)
 
     # --- drafts ----------------------------------------------------------------------
 
@@ -217,9 +221,9 @@ class GmailActs:
     async def create_response(
         self, message: Reference, kind: ReplyKind, content: DraftContent
     ) -> Reference:
-        self._refuse_draft_ref(message)
+        native = self._message_id(message)
         client = await self.box.client()
-        original = await client.get("messages", message.native, query=[("format", "full")])
+        original = await client.get("messages", native, query=[("format", "full")])
         if not isinstance(original, dict):
             raise NotFound("Gmail has no such message (any more)")
         headers = header_map(original.get("payload"), self.box.limits)
@@ -246,8 +250,9 @@ class GmailActs:
 
     async def _draft_id(self, draft: Reference) -> str:
         """The draft id of a draft reference, or of its message's reference (drafts.list)."""
-        if draft.native.startswith("r"):
+        if is_draft_id(draft.native):
             return draft.native
+        wanted = checked_message(draft, drafts=False)
         client = await self.box.client()
         token: str | None = None
         for _ in range(self.box.limits.folder_scan_requests):
@@ -256,7 +261,7 @@ class GmailActs:
             entries = answer.get("drafts") if isinstance(answer, dict) else None
             for entry in entries if isinstance(entries, list) else []:
                 inner = entry.get("message") if isinstance(entry, dict) else None
-                if isinstance(inner, dict) and inner.get("id") == draft.native:
+                if isinstance(inner, dict) and inner.get("id") == wanted:
                     return str(entry["id"])
             token = answer.get("nextPageToken") if isinstance(answer, dict) else None
             if not isinstance(token, str):

@@ -27,6 +27,7 @@ from mfconnector.gmail.convert import (
     message_of,
     summary_of,
 )
+from mfconnector.gmail.ids import checked_label, checked_message, checked_part, is_draft_id
 from mfconnector.gmail.labels import ALL_MAIL, LabelTree, role_label
 from mfconnector.gmail.mailbox import GmailMailbox
 from mfconnector.gmail.payload import PartFile, walk_payload
@@ -54,8 +55,6 @@ SEARCHED = (
     "Gmail search syntax (its operators work: from:, subject:, has:attachment, "
     "newer_than:, label:, ...) over senders, recipients, subject, body and attachment names"
 )
-_DRAFT_PREFIX = "r"
-"""Gmail draft ids start with ``r``; message ids are hexadecimal."""
 
 
 def _position(page: PageRequest) -> tuple[str | None, int]:
@@ -113,7 +112,7 @@ class GmailReads:
         if len(text) > self.box.limits.path_chars:
             raise ToolInputError(f"`{argument}` is longer than {self.box.limits.path_chars}")
         if re.match(REFERENCE_PATTERN, text):
-            label_id = parse_reference(text, self.box.tag, argument).native  # before a request
+            label_id = checked_label(parse_reference(text, self.box.tag, argument))
             tree = await self.box.labels()
             if label_id not in tree:
                 tree = await self.box.labels(fresh=True)
@@ -255,16 +254,15 @@ class GmailReads:
         )
 
     def _message_path(self, message: Reference) -> tuple[str, ...]:
-        if message.native.startswith(_DRAFT_PREFIX):
-            return ("drafts", message.native)
-        return ("messages", message.native)
+        native = checked_message(message)
+        return ("drafts", native) if is_draft_id(native) else ("messages", native)
 
     # --- reading ---------------------------------------------------------------------
 
     async def _full(self, message: Reference) -> dict[str, Any]:
         client = await self.box.client()
         answer = await client.get(*self._message_path(message), query=[("format", "full")])
-        if message.native.startswith(_DRAFT_PREFIX) and isinstance(answer, dict):
+        if is_draft_id(message.native) and isinstance(answer, dict):
             answer = answer.get("message")
         if not isinstance(answer, dict):
             raise NotFound("Gmail has no such message (any more)")
@@ -344,6 +342,7 @@ class GmailReads:
         )
 
     async def _part(self, message: Reference, attachment: Reference) -> tuple[str, PartFile]:
+        checked_part(attachment)
         item = await self._full(message)
         walked = walk_payload(item.get("payload"), self.box.limits)
         part = next((f for f in walked.files if f.part_id == attachment.native), None)
