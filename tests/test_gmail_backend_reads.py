@@ -212,9 +212,8 @@ async def test_too_many_parts_are_cut_at_the_mime_limit_and_said() -> None:
     with served(emulator) as server:
         backend = backend_for(server)
         read = await backend.read(Reference(backend.tag, message.id), ReadRequest())
-    notes = read.native.get("mime_notes") or []
-    assert any("mime_parts" in note for note in notes)
     assert read.body is not None and read.body.text.strip() == "hello"
+    assert any("mime_parts" in note for note in read.body.notes)
 
 
 async def test_an_attachment_by_part_whole_and_cut_to_max_bytes() -> None:

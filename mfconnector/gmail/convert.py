@@ -185,7 +185,6 @@ def attached_message(raw: bytes, tag: AccountTag, limits: Limits) -> Message:
         cc=tuple(people(headers.get("cc"), limits)),
         sent=date_header(headers.get("date")),
         internet_message_id=_clip(headers.get("message-id"), limits),
-        body=Body(cleaned, redactions=redactions),
+        body=Body(cleaned, redactions=redactions, notes=parsed.notes),
         has_attachments=bool(parsed.attachments),
-        native={"mime_notes": list(parsed.notes)} if parsed.notes else {},
     )

@@ -272,7 +272,9 @@ class GmailReads:
         item = await self._full(message)
         limits = self.box.limits
         walked = walk_payload(item.get("payload"), limits)
-        body = await self._body(walked.text, walked.html) if request.with_body else None
+        body = (
+            await self._body(walked.text, walked.html, walked.notes) if request.with_body else None
+        )
         files = walked.files[: limits.list_field_items]
         attachments = tuple(self._attachment(f) for f in files)
         tree = await self.box.labels()
@@ -282,8 +284,6 @@ class GmailReads:
             ],
             "history_id": str(item.get("historyId", ""))[:40] or None,
         }
-        if walked.notes:
-            native["mime_notes"] = walked.notes
         message_obj = message_of(
             item,
             self.box.tag,
@@ -313,7 +313,7 @@ class GmailReads:
             content_id=part.content_id,
         )
 
-    async def _body(self, text: str | None, html: str | None) -> Body:
+    async def _body(self, text: str | None, html: str | None, notes: Sequence[str] = ()) -> Body:
         limit = None
         if text is None and html is not None:
             convert = partial(
@@ -325,7 +325,7 @@ class GmailReads:
             converted = await trio.to_thread.run_sync(convert)
             text, limit = converted.text, converted.limit
         cleaned, redactions = redact_text(text or "")
-        return Body(cleaned, redactions=redactions, conversion_limit=limit)
+        return Body(cleaned, redactions=redactions, conversion_limit=limit, notes=tuple(notes))
 
     async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
         """A message's attachments (metadata, from one ``format=full`` read), one page."""
