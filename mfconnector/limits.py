@@ -321,6 +321,9 @@ class Limits:
     """Gmail API requests in flight at once per account: the metadata ``messages.get`` of
     a list page run this many at a time (``messages.list`` returns only ids). Google
     answers 429 "Too many concurrent requests for user" well above this."""
+    gmail_batch_calls: int = 50
+    """Most calls in one request to the Gmail batch endpoint (a list page's metadata goes
+    in one batch): Google allows 100 and advises no more than 50."""
 
     # --- sign-in and the token cache ---------------------------------------------------
     login_timeout_seconds: float = 900.0

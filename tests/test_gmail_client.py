@@ -130,7 +130,7 @@ class _Counting(httpx.AsyncBaseTransport):
 @pytest.mark.parametrize("limit", [DEFAULT_LIMITS.gmail_concurrency - 1,
                                    DEFAULT_LIMITS.gmail_concurrency,
                                    DEFAULT_LIMITS.gmail_concurrency + 1])  # fmt: skip
-async def test_a_list_page_fetches_metadata_at_most_gmail_concurrency_at_once(limit: int) -> None:
+async def test_label_counts_are_fetched_at_most_gmail_concurrency_at_once(limit: int) -> None:
     from mfconnector.gmail.account import gmail_account
 
     counting = _Counting(GmailTransport(demo_emulator()))
@@ -140,11 +140,57 @@ async def test_a_list_page_fetches_metadata_at_most_gmail_concurrency_at_once(li
         limits=dataclasses.replace(FAST, gmail_concurrency=limit),
         transport=counting,
     )
-    backend = account.mail
-    inbox = await backend.resolve_folder("inbox", "folder")
-    page = await backend.list_messages(inbox, MessageFilter(), PageRequest(limit=30))
-    assert len(page.items) == 30
+    page = await account.mail.folders(None, PageRequest(limit=50))
+    assert len([f for f in page.items if f.total is not None]) > limit + 1
     assert counting.most == limit
+
+
+class _Paths(httpx.AsyncBaseTransport):
+    def __init__(self, inner: GmailTransport) -> None:
+        self.inner = inner
+        self.paths: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.paths.append(request.url.path)
+        return await self.inner.handle_async_request(request)
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+async def test_a_page_s_metadata_goes_in_batches_of_gmail_batch_calls(extra: int) -> None:
+    from mfconnector.gmail.account import gmail_account
+
+    page_size = 20
+    recording = _Paths(GmailTransport(demo_emulator()))
+    account = gmail_account(
+        "gmail",
+        token_provider=StaticTokenProvider(TOKEN),
+        limits=dataclasses.replace(FAST, gmail_batch_calls=page_size + extra),
+        transport=recording,
+    )
+    every = await account.mail.resolve_folder("all", "folder")
+    recording.paths.clear()
+    page = await account.mail.list_messages(every, MessageFilter(), PageRequest(limit=page_size))
+    assert len(page.items) == page_size and len(set(m.ref for m in page.items)) == page_size
+    batches = recording.paths.count("/batch")
+    assert batches == (2 if extra < 0 else 1)
+    assert len(recording.paths) == 1 + batches  # messages.list, then the batches: no gets
+
+
+async def test_calls_a_batch_could_not_answer_are_asked_again_one_by_one() -> None:
+    from mfconnector.gmail.account import gmail_account
+
+    emulator = demo_emulator()
+    emulator.add_fault(status=429, retry_after="0", path_contains="/messages/1", times=3)
+    recording = _Paths(GmailTransport(emulator))
+    account = gmail_account(
+        "gmail", token_provider=StaticTokenProvider(TOKEN), limits=FAST, transport=recording
+    )
+    every = await account.mail.resolve_folder("all", "folder")
+    recording.paths.clear()
+    page = await account.mail.list_messages(every, MessageFilter(), PageRequest(limit=30))
+    assert len(page.items) == 30
+    single = [p for p in recording.paths if p.startswith("/gmail/v1/users/me/messages/")]
+    assert len(single) == 3  # the three refused inside the batch, each fetched on its own
 
 
 async def test_a_rate_limit_is_retried_after_its_retry_after() -> None:

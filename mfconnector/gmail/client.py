@@ -35,6 +35,7 @@ from mfconnector import __version__
 from mfconnector.auth import TokenProvider
 from mfconnector.errors import AuthError
 from mfconnector.gmail.api_root import DEFAULT_GMAIL_API_ROOT, api_url, under_root
+from mfconnector.gmail.batch import BATCH_BOUNDARY, batch_body, parse_batch
 from mfconnector.gmail.errors import (
     GmailUnreachable,
     failure_from_answer,
@@ -144,6 +145,18 @@ class GmailClient:
         assert isinstance(data, tuple)
         return data
 
+    async def batch_get(self, paths: Sequence[str]) -> list[tuple[int, bytes]]:
+        """GETs in one request to the batch endpoint (``<root>/batch``, the Gmail API's
+        ``batchPath``), at most ``gmail_batch_calls``; each answer's status and body, in
+        order. The whole batch answer is read under ``graph_body_bytes``."""
+        if not 1 <= len(paths) <= self._limits.gmail_batch_calls:
+            raise ValueError("a batch holds 1 to gmail_batch_calls calls")
+        body = batch_body(paths)
+        data, content_type = await self._call(
+            "POST", self._root + "/batch", (), body, raw=True, idempotent=True
+        )
+        return parse_batch(data, content_type, len(paths))
+
     async def post(
         self, *segments: str, body: Mapping[str, Any] | None = None, retry: bool = True
     ) -> Any:
@@ -170,14 +183,17 @@ class GmailClient:
         *,
         retry: bool = True,
         prefix: _Prefix | None = None,
+        raw: bool = False,
+        idempotent: bool | None = None,
     ) -> Any:
         if not under_root(url, self._root):  # never: every URL is built from the root
             raise ValueError("refusing to send the Gmail token outside the API root")
         seconds = self._limits.graph_request_seconds
-        state = {"waiting_for_token": False, "sent": False}
+        reads = method in _READ_METHODS if idempotent is None else idempotent
+        state = {"waiting_for_token": False, "sent": False, "reads": reads}
         try:
             with trio.fail_after(seconds):
-                return await self._attempts(method, url, query, body, retry, state, prefix)
+                return await self._attempts(method, url, query, body, retry, state, prefix, raw)
         except trio.TooSlowError:
             if state["waiting_for_token"]:
                 raise AuthError(
@@ -186,7 +202,7 @@ class GmailClient:
                     code="signin_timeout",
                 ) from None
             message = f"Gmail did not finish answering within {seconds:g} s"
-            if method not in _READ_METHODS and state["sent"]:
+            if not reads and state["sent"]:
                 raise Ambiguous(
                     message + ": the change may have been made",
                     hint="read the item again before repeating the change",
@@ -208,8 +224,12 @@ class GmailClient:
         retry: bool,
         state: dict[str, bool],
         prefix: _Prefix | None,
+        raw: bool = False,
     ) -> Any:
         limits = self._limits
+        content_type = "application/json"
+        if raw and body is not None:
+            content_type = f"multipart/mixed; boundary={BATCH_BOUNDARY}"
         attempt, waited, refreshed, force = 0, 0.0, False, False
         while True:
             state["waiting_for_token"] = True
@@ -221,16 +241,18 @@ class GmailClient:
                 url,
                 params=list(query) or None,
                 content=body,
-                headers={"Content-Type": "application/json"} if body is not None else None,
+                headers={"Content-Type": content_type} if body is not None else None,
             )
             request.headers["Authorization"] = f"Bearer {token}"
             status, headers, data, cut = await self._exchange(request, state, prefix)
             if 200 <= status < 300:
                 if prefix is not None:
-                    return prefix.decode(data, cut, self._json)
-                return self._json(data, status)
+                    return prefix.decode(data, cut, self.parse_json)
+                if raw:
+                    return data, headers.get("content-type", "")
+                return self.parse_json(data, status)
             retried = is_rate_limited(status, data) or (
-                retry and method in _READ_METHODS and status in _SERVER_ERRORS
+                retry and state["reads"] and status in _SERVER_ERRORS
             )
             if retried:
                 wait = retry_wait(headers, attempt)
@@ -284,7 +306,7 @@ class GmailClient:
                 )
             state["sent"] = True
             if response is None:
-                raise _lost(request.method)
+                raise _lost(state["reads"])
             cap = self._limits.graph_body_bytes
             ok = 200 <= response.status_code < 300
             if prefix is not None and ok:
@@ -299,7 +321,7 @@ class GmailClient:
                     scope.shield = True
                     await response.aclose()
             if data is None:
-                raise _lost(request.method)
+                raise _lost(state["reads"])
             _log.debug("gmail %s %s -> %s", request.method, request.url.path, response.status_code)
             return response.status_code, response.headers, data, cut
 
@@ -329,7 +351,8 @@ class GmailClient:
         self.counter.bytes_read += len(buffer)
         return bytes(buffer), cut
 
-    def _json(self, data: bytes, status: int) -> Any:
+    def parse_json(self, data: bytes, status: int = 200) -> Any:
+        """A JSON answer (or a batch part's) under ``graph_body_values``."""
         if not data.strip():
             return None
         over = values_over_limit(data, self._limits.graph_body_values, find_top=False)
@@ -401,8 +424,8 @@ def _too_large(cap: int, status: int) -> ActionFailure:
     )
 
 
-def _lost(method: str) -> ActionFailure:
-    if method in _READ_METHODS:
+def _lost(reads: bool) -> ActionFailure:
+    if reads:
         return ActionFailure(
             "the connection to Gmail broke before its answer was complete",
             retry_safe=True,

@@ -16,10 +16,12 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
+from urllib.parse import quote, urlencode
 
 import trio
 
 from mfconnector.errors import ToolInputError
+from mfconnector.gmail.api_root import API_PATH
 from mfconnector.gmail.convert import (
     METADATA_HEADERS,
     attached_message,
@@ -27,6 +29,7 @@ from mfconnector.gmail.convert import (
     message_of,
     summary_of,
 )
+from mfconnector.gmail.errors import failure_from_answer, is_rate_limited
 from mfconnector.gmail.ids import checked_label, checked_message, checked_part, is_draft_id
 from mfconnector.gmail.labels import ALL_MAIL, LabelTree, role_label
 from mfconnector.gmail.mailbox import GmailMailbox
@@ -202,37 +205,73 @@ class GmailReads:
     async def _metadata(
         self, ids: Sequence[str], tree: LabelTree, folder: Reference | None
     ) -> tuple[list[MessageSummary], int]:
-        """Summaries of ``ids`` in order, fetched in parallel; how many ids they cover.
+        """Summaries of ``ids`` in order; how many ids they cover.
 
-        A message deleted since the list answered is left out. The answers' bytes are
-        summed in order: past ``graph_body_bytes`` the page ends there."""
-        client = await self.box.client()
-        answers: dict[int, Any] = {}
-        sizes: dict[int, int] = {}
-        query = [("format", "metadata"), *(("metadataHeaders", h) for h in METADATA_HEADERS)]
-
-        async def one(index: int, message_id: str) -> None:
-            before = client.counter.bytes_read
-            try:
-                answers[index] = await client.get("messages", message_id, query=query)
-            except NotFound:
-                answers[index] = None
-            sizes[index] = max(client.counter.bytes_read - before, 0)
-
-        async with trio.open_nursery() as nursery:
-            for index, message_id in enumerate(ids):
-                nursery.start_soon(one, index, message_id)
+        One batch request per ``gmail_batch_calls`` ids; a call the batch could not
+        answer (a rate limit inside it, a broken part) is asked again on its own, with
+        the client's retries. A message deleted since the list answered is left out. The
+        answers' bytes are summed in order: past ``graph_body_bytes`` the page ends."""
+        answers: dict[int, tuple[Any, int]] = {}
+        size = self.box.limits.gmail_batch_calls
+        for start in range(0, len(ids), size):
+            chunk = ids[start : start + size]
+            for offset, found in enumerate(await self._batch(chunk)):
+                answers[start + offset] = found
         items: list[MessageSummary] = []
         budget = self.box.limits.graph_body_bytes
         spent = 0
         for index in range(len(ids)):
-            spent += sizes.get(index, 0)
+            answer, cost = answers.get(index, (None, 0))
+            spent += cost
             if spent > budget and items:
                 return items, index
-            answer = answers.get(index)
             if isinstance(answer, dict):
                 items.append(summary_of(answer, self.box.tag, tree, self.box.limits, folder))
         return items, len(ids)
+
+    async def _batch(self, ids: Sequence[str]) -> list[tuple[Any, int]]:
+        """(message resource or None, answer bytes) for each id."""
+        client = await self.box.client()
+        query = urlencode(
+            [("format", "metadata"), *(("metadataHeaders", h) for h in METADATA_HEADERS)]
+        )
+        paths = [f"{API_PATH}/messages/{quote(i, safe='')}?{query}" for i in ids]
+        try:
+            parts = await client.batch_get(paths)
+        except NotFound:  # a proxy without the batch endpoint: one get each
+            parts = [(0, b"")] * len(ids)
+        out: list[tuple[Any, int]] = []
+        again: list[int] = []
+        for index, (status, body) in enumerate(parts):
+            if status == 200:
+                out.append((client.parse_json(body), len(body)))
+                continue
+            out.append((None, len(body)))
+            if status == 404:
+                continue
+            if status in (0, 429) or status >= 500 or is_rate_limited(status, body):
+                again.append(index)
+                continue
+            raise failure_from_answer(status, {}, body, login_command=self.box.login_command)
+        if again:
+            await self._one_by_one(ids, again, out)
+        return out
+
+    async def _one_by_one(
+        self, ids: Sequence[str], indexes: Sequence[int], out: list[tuple[Any, int]]
+    ) -> None:
+        client = await self.box.client()
+        query = [("format", "metadata"), *(("metadataHeaders", h) for h in METADATA_HEADERS)]
+
+        async def one(index: int) -> None:
+            before = client.counter.bytes_read
+            with contextlib.suppress(NotFound):
+                out[index] = (await client.get("messages", ids[index], query=query), 0)
+            out[index] = (out[index][0], max(client.counter.bytes_read - before, 0))
+
+        async with trio.open_nursery() as nursery:
+            for index in indexes:
+                nursery.start_soon(one, index)
 
     async def thread(self, message: Reference, page: PageRequest) -> Page[MessageSummary]:
         client = await self.box.client()
