@@ -4,6 +4,7 @@ label changes, trash and delete, drafts, the frozen raw message and its one send
 from __future__ import annotations
 
 import base64
+import dataclasses
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import default as default_policy
@@ -213,3 +214,51 @@ async def test_a_send_without_the_send_scope_is_refused_with_the_login_command()
         with pytest.raises(InsufficientScope, match="permission"):
             await backend.discard_draft(draft)
     assert result.outcome == "rejected"
+
+
+class _Described:
+    """A token provider that says which scopes the sign-in holds (as Google sign-in does)."""
+
+    def __init__(self, scopes: list[str]) -> None:
+        self.scopes = scopes
+
+    async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
+        return "loopback-token"
+
+    async def describe(self) -> dict[str, object]:
+        return {"signed_in": True, "scopes": self.scopes}
+
+
+async def test_missing_permissions_are_known_from_the_granted_scopes() -> None:
+    from mfconnector.gmail.account import gmail_account
+    from mfconnector.gmail.scopes import COMPOSE, FULL_MAIL, MODIFY, READONLY, SEND
+    from mfconnector.limits import DEFAULT_LIMITS
+
+    emulator = empty_emulator()
+    with served(emulator) as server:
+
+        def backend(scopes: list[str]) -> object:
+            return gmail_account(
+                "gmail",
+                token_provider=_Described(scopes),
+                limits=DEFAULT_LIMITS,
+                root=server.url,
+            ).mail
+
+        reader = backend([READONLY])
+        assert list(await reader.missing_permissions("writes")) == [MODIFY]  # type: ignore[attr-defined]
+        assert list(await reader.missing_permissions("send")) == [SEND, COMPOSE]  # type: ignore[attr-defined]
+        writer = backend([READONLY, MODIFY])
+        assert not await writer.missing_permissions("writes")  # type: ignore[attr-defined]
+        assert list(await writer.missing_permissions("delete")) == [FULL_MAIL]  # type: ignore[attr-defined]
+        full = backend([FULL_MAIL])
+        assert not await full.missing_permissions("delete")  # type: ignore[attr-defined]
+        mailbox = backend_for(server)  # an operator-managed token: cannot tell, Gmail will
+        assert not await mailbox.missing_permissions("writes")
+        made = await mailbox.create_folder(None, "Kept")
+        stale = dataclasses.replace(made, name="Old name", role=None)
+        assert (await mailbox.classify_folder(stale)).name == "Kept"
+        inbox = await mailbox.resolve_folder("inbox", "folder")
+        assert (
+            await mailbox.classify_folder(dataclasses.replace(inbox, role=None))
+        ).role == "inbox"

@@ -283,3 +283,37 @@ async def test_a_stalled_answer_ends_at_the_request_deadline() -> None:
         await client.get("labels")
     await client.aclose()
     assert caught.value.retry_safe
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"",  # empty
+        # no Content-ID; a call that was not asked; a part that is not JSON
+        b"--b\r\nContent-Type: application/http\r\n\r\nnot http at all\r\n--b--",
+        b"--b\r\nContent-ID: <response-99>\r\n\r\nHTTP/1.1 200 OK\r\n\r\n{}\r\n--b--",
+        b'--b\r\nContent-ID: <response-0>\r\n\r\nHTTP/1.1 200 OK\r\n\r\n{"id": [[[[\r\n--b--',
+    ],
+)
+async def test_a_broken_batch_answer_falls_back_to_single_gets(answer: bytes) -> None:
+    from mfconnector.gmail.account import gmail_account
+
+    emulator = demo_emulator()
+    inner = GmailTransport(emulator)
+
+    class BrokenBatch(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            if request.url.path == "/batch":
+                return httpx.Response(
+                    200,
+                    headers={"Content-Type": "multipart/mixed; boundary=b"},
+                    stream=httpx.ByteStream(answer),
+                )
+            return await inner.handle_async_request(request)
+
+    account = gmail_account(
+        "gmail", token_provider=StaticTokenProvider(TOKEN), limits=FAST, transport=BrokenBatch()
+    )
+    every = await account.mail.resolve_folder("all", "folder")
+    page = await account.mail.list_messages(every, MessageFilter(), PageRequest(limit=5))
+    assert len(page.items) == 5  # unanswered calls were asked again one by one

@@ -10,15 +10,17 @@ changes (no change key) and, unless the full-mail scope was asked for, permanent
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 
 from mfconnector.gmail.acts import GmailActs
 from mfconnector.gmail.mailbox import FULL_MAIL_SCOPE, ClientFactory, GmailMailbox
 from mfconnector.gmail.reads import GmailReads
+from mfconnector.gmail.scopes import GATE_SCOPES
 from mfconnector.gmail.spool import OnBytes, SpooledAttachment
 from mfconnector.limits import Limits
 from mfconnector.mail.backend import AttachmentContent, MailBackend, MailCapabilities
-from mfconnector.mail.failures import Unsupported
+from mfconnector.mail.failures import NotFound, Unsupported
 from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
 from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
@@ -136,6 +138,23 @@ class GmailMailBackend:
 
     async def profile(self) -> dict[str, str]:
         return await self._reads.profile()
+
+    async def missing_permissions(self, gate: str) -> Sequence[str]:
+        """The scopes an acting gate needs that the sign-in lacks, where the token
+        provider says what was granted (Google sign-in); else () and Gmail's own 403
+        answers ``insufficient_scope`` with the login command."""
+        client = await self.client_factory()
+        granted = await client.granted_scopes()
+        if granted is None or FULL_MAIL_SCOPE in granted:
+            return ()
+        return tuple(scope for scope in GATE_SCOPES.get(gate, ()) if scope not in granted)
+
+    async def classify_folder(self, folder: Folder) -> Folder:
+        """The label as Gmail names it now, with its role (by its id)."""
+        tree = await self._box.labels(fresh=True)
+        if folder.ref.native not in tree:
+            raise NotFound("no such Gmail label (any more)")
+        return tree.folder(folder.ref.native)
 
     # acting
     async def create_folder(self, parent: Folder | None, name: str) -> Folder:

@@ -127,6 +127,15 @@ class GmailClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    async def granted_scopes(self) -> frozenset[str] | None:
+        """The scopes the sign-in holds, when the token provider says (Google sign-in
+        does; an operator-managed token does not: None)."""
+        described = await self._tokens.describe()
+        scopes = described.get("scopes") if isinstance(described, dict) else None
+        if not isinstance(scopes, list) or not scopes:
+            return None
+        return frozenset(str(scope) for scope in scopes)
+
     # --- public calls ----------------------------------------------------------------
 
     async def get(self, *segments: str, query: Sequence[tuple[str, str]] = ()) -> Any:

@@ -37,7 +37,7 @@ from mfconnector.gmail.payload import PartFile, walk_payload
 from mfconnector.gmail.query import filter_query, search_query
 from mfconnector.gmail.spool import OnBytes, SpooledAttachment, spooled_bytes
 from mfconnector.mail.backend import AttachmentContent
-from mfconnector.mail.failures import NotFound
+from mfconnector.mail.failures import ActionFailure, NotFound
 from mfconnector.mail.model import (
     FOLDER_ROLES,
     Attachment,
@@ -243,10 +243,13 @@ class GmailReads:
         out: list[tuple[Any, int]] = []
         again: list[int] = []
         for index, (status, body) in enumerate(parts):
-            if status == 200:
-                out.append((client.parse_json(body), len(body)))
-                continue
             out.append((None, len(body)))
+            if status == 200:
+                try:
+                    out[-1] = (client.parse_json(body), len(body))
+                except ActionFailure:  # a part that is not JSON: asked again on its own
+                    again.append(index)
+                continue
             if status == 404:
                 continue
             if status in (0, 429) or status >= 500 or is_rate_limited(status, body):

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "COMPOSE",
     "FULL_MAIL",
+    "GATE_SCOPES",
     "MODIFY",
     "READONLY",
     "SEND",
@@ -24,6 +25,10 @@ MODIFY = _AUTH + "gmail.modify"
 SEND = _AUTH + "gmail.send"
 COMPOSE = _AUTH + "gmail.compose"
 FULL_MAIL = "https://mail.google.com/"
+
+
+GATE_SCOPES = {"writes": (MODIFY,), "send": (SEND, COMPOSE), "delete": (FULL_MAIL,)}
+"""What each acting gate needs beyond the read scope."""
 
 
 def scopes_for(
