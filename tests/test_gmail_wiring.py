@@ -87,3 +87,29 @@ def test_demo_gmail_serves_the_protocol_and_keeps_serving() -> None:
     assert [r["id"] for r in replies] == [1, 2, 3]
     assert replies[1]["result"]["tools"]
     assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_keyring")
+def test_status_and_login_for_gmail_say_what_blocks_in_our_words(tmp_path: Any) -> None:
+    env = {"MFC_CACHE_PATH": str(tmp_path / "cache.json"), "MFC_GOOGLE_CLIENT_ID": ""}
+    blocked = _run(["status", "--provider", "gmail"], [], env)
+    assert blocked.returncode == 2
+    assert b"MFC_GOOGLE_CLIENT_ID" in blocked.stderr and b"Traceback" not in blocked.stderr
+    env |= {"MFC_GOOGLE_CLIENT_ID": "abc.apps.googleusercontent.example"}
+    refused = _run(["status", "--provider", "gmail"], [], env)
+    assert refused.returncode != 0 and b"--allow-plaintext-cache" in refused.stderr
+    env |= {"MFC_ALLOW_PLAINTEXT_CACHE": "1"}
+    status = _run(["status", "--provider", "gmail", "--enable-writes"], [], env)
+    assert status.returncode == 0, status.stderr
+    assert b"Gmail: not signed in" in status.stderr and status.stdout == b""
+
+
+@pytest.mark.slow
+def test_serve_http_refuses_the_gmail_demo() -> None:
+    required = [
+        "--public-url", "https://mcp.example/mcp", "--oauth-issuer", "https://idp.example/",
+        "--oauth-scope", "mcp.read",
+    ]  # fmt: skip
+    done = _run(["serve-http", "--demo", "gmail", *required], [], {})
+    assert done.returncode == 2 and b"no Gmail yet" in done.stderr
