@@ -164,6 +164,18 @@ async def test_filters_compile_to_gmail_operators(
     assert mine.items and all(m.sender and m.sender.address == sender.address for m in mine.items)
 
 
+@pytest.mark.parametrize(("role", "label"), [("junk", "SPAM"), ("trash", "TRASH")])
+async def test_spam_and_trash_list_their_own_messages(
+    demo: tuple[GmailEmulator, LoopbackGmail], role: str, label: str
+) -> None:
+    emulator, server = demo
+    backend = backend_for(server)
+    folder = await backend.resolve_folder(role, "folder")
+    page = await backend.list_messages(folder, MessageFilter(), PageRequest(limit=50))
+    expected = {m.id for m in emulator.mailbox.messages.values() if label in m.label_ids}
+    assert expected and {m.ref.native for m in page.items} == expected
+
+
 async def test_search_passes_gmail_syntax_through(
     demo: tuple[GmailEmulator, LoopbackGmail],
 ) -> None:

@@ -168,6 +168,8 @@ class GmailReads:
             query.append(("q", q))
         if folder is not None and folder.ref.native != ALL_MAIL:
             query.append(("labelIds", folder.ref.native))
+            if folder.ref.native in ("SPAM", "TRASH"):  # left out of every list unless asked
+                query.append(("includeSpamTrash", "true"))
         if token:
             query.append(("pageToken", token))
         answer = await client.get("messages", query=query)
