@@ -104,11 +104,20 @@ class LabelTree:
         labels.append(_Label(ALL_MAIL, "All Mail", True, False))
         self._by_id = {label.id: label for label in labels}
         self._by_path = {label.name.casefold(): label for label in labels if not label.system}
+        self._parents = {label.id: self._parent_of(label) for label in labels}
+        self._children: dict[str | None, list[_Label]] = {}
+        for label in labels:  # once: Gmail allows 10,000 labels, so no quadratic scans
+            self._children.setdefault(self._parents[label.id], []).append(label)
+        for siblings in self._children.values():
+            siblings.sort(key=_order)
 
     def __contains__(self, label_id: str) -> bool:
         return label_id in self._by_id
 
     def parent_id(self, label: _Label) -> str | None:
+        return self._parents.get(label.id)
+
+    def _parent_of(self, label: _Label) -> str | None:
         if label.system or "/" not in label.name:
             return None
         parent = self._by_path.get(label.name.rsplit("/", 1)[0].casefold())
@@ -118,7 +127,7 @@ class LabelTree:
         label = self._by_id[label_id]
         path = SYSTEM_NAMES.get(label.id, label.name) if label.system else label.name
         parent = self.parent_id(label)
-        children = sum(1 for other in self._by_id.values() if self.parent_id(other) == label.id)
+        children = len(self._children.get(label.id, ()))
         counts = counts or {}
         return Folder(
             ref=Reference(self.tag, label.id),
@@ -135,9 +144,7 @@ class LabelTree:
 
     def children_of(self, parent: str | None) -> list[str]:
         """Label ids directly under ``parent`` (None: the top), system labels first."""
-        found = [label for label in self._by_id.values() if self.parent_id(label) == parent]
-        found.sort(key=_order)
-        return [label.id for label in found]
+        return [label.id for label in self._children.get(parent, ())]
 
     def descendants(self, label_id: str) -> list[str]:
         """User labels nested anywhere under ``label_id`` (by their path prefix)."""
