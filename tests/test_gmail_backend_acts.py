@@ -262,3 +262,31 @@ async def test_missing_permissions_are_known_from_the_granted_scopes() -> None:
         assert (
             await mailbox.classify_folder(dataclasses.replace(inbox, role=None))
         ).role == "inbox"
+
+
+async def test_a_revised_draft_is_a_new_draft_that_keeps_the_thread_and_the_rest() -> None:
+    emulator = empty_emulator()
+    original = _incoming(emulator, "Budget", ["INBOX"])
+    with served(emulator) as server:
+        backend = backend_for(server, gates=ALL_GATES)
+        first = await backend.create_response(
+            Reference(backend.tag, original),
+            "reply",
+            DraftContent(
+                to=[Person("Bo", "bo@mail.example")],
+                text="First words.",
+                attachments=[DraftAttachment("plan.txt", "text/plain", data=b"the plan\n")],
+            ),
+        )
+        revised = await backend.revise_draft_content(
+            first, DraftContent(text="Better words."), frozenset({"text"})
+        )
+        assert revised != first and len(emulator.mailbox.drafts) == 2  # the source is kept
+        before = await backend.freeze(first)
+        after = await backend.freeze(revised)
+    assert after.record["text"].strip() == "Better words."
+    assert before.record["text"].strip().startswith("First words.")
+    for key in ("to", "subject", "in_reply_to", "attachments"):
+        assert after.record[key] == before.record[key], key
+    assert after.native["thread_id"] == before.native["thread_id"] is not None
+    assert after.message_id != before.message_id

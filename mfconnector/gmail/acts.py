@@ -23,6 +23,7 @@ from mfconnector.gmail.compose import (
     build_mime,
     digest_of,
     frozen_record,
+    revised_mime,
 )
 from mfconnector.gmail.convert import header_map
 from mfconnector.gmail.ids import checked_message, is_draft_id
@@ -247,6 +248,24 @@ class GmailActs:
         )
         raw = build_mime(content, sender=await self.box.address(), reply=context, kind=kind)
         return await self._create(raw, context.thread_id if kind != "forward" else None)
+
+    async def revise_draft_content(
+        self, draft: Reference, content: DraftContent, changed: frozenset[str]
+    ) -> Reference:
+        """A new draft from ``draft``: ``changed`` fields from ``content``, the rest (and
+        the thread) kept; ``draft`` stays as it is (``mail_create revise_draft``)."""
+        draft_id = await self._draft_id(draft)
+        client = await self.box.client()
+        answer = await client.get("drafts", draft_id, query=[("format", "raw")])
+        inner = answer.get("message") if isinstance(answer, dict) else None
+        raw_text = inner.get("raw") if isinstance(inner, dict) else None
+        raw = b64url_bytes(raw_text) if isinstance(raw_text, str) else None
+        if raw is None:
+            raise ActionFailure("Gmail's draft came without its raw message")
+        frozen_record(raw, self.box.limits)  # refuses a draft the MIME limits cannot read whole
+        thread_id = inner.get("threadId") if isinstance(inner, dict) else None
+        revised = revised_mime(raw, content, changed)
+        return await self._create(revised, thread_id if isinstance(thread_id, str) else None)
 
     async def _draft_id(self, draft: Reference) -> str:
         """The draft id of a draft reference, or of its message's reference (drafts.list)."""

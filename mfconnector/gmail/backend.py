@@ -186,6 +186,12 @@ class GmailMailBackend:
     ) -> Reference:
         return await self._acts.create_response(message, kind, content)
 
+    async def revise_draft_content(
+        self, draft: Reference, content: DraftContent, changed: frozenset[str]
+    ) -> Reference:
+        """What seam-acts' ``revise_draft(draft, DraftRevision)`` does, in today's types."""
+        return await self._acts.revise_draft_content(draft, content, changed)
+
     async def freeze(self, draft: Reference) -> FrozenOutgoing:
         return await self._acts.freeze(draft)
 

@@ -33,6 +33,7 @@ __all__ = [
     "digest_of",
     "frozen_record",
     "reply_subject",
+    "revised_mime",
 ]
 
 DIGEST_PREFIX = b"mfconnector-gmail-outgoing-v1\0"
@@ -176,3 +177,55 @@ def digest_of(record: Mapping[str, Any]) -> str:
     """SHA-256 of the record's canonical JSON (it includes the bytes' own SHA-256)."""
     data = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(DIGEST_PREFIX + data.encode()).hexdigest()
+
+
+REVISABLE = frozenset({"to", "cc", "bcc", "subject", "text", "attachments"})
+
+
+def revised_mime(raw: bytes, content: DraftContent, changed: frozenset[str]) -> bytes:
+    """A new message from a draft's bytes: the ``changed`` fields take ``content``'s values,
+    everything else stays (From, In-Reply-To, References: the threading), with a new
+    Date and Message-ID (it is a new message). The source draft is not touched."""
+    unknown = changed - REVISABLE
+    if unknown:
+        raise ToolInputError("cannot revise " + ", ".join(sorted(unknown)))
+    source = BytesParser(policy=policy.default).parsebytes(raw)
+    body = source.get_body(preferencelist=("plain", "html"))
+    old_text = body.get_content() if body is not None else ""
+    html = body is not None and body.get_content_type() == "text/html"
+    old_files = [part for part in source.iter_attachments() if isinstance(part, EmailMessage)]
+
+    def people(name: str) -> Sequence[Person]:
+        return [Person(n, a) for n, a in getaddresses([str(source.get(name) or "")]) if a]
+
+    merged = DraftContent(
+        to=content.to if "to" in changed else people("To"),
+        cc=content.cc if "cc" in changed else people("Cc"),
+        bcc=content.bcc if "bcc" in changed else people("Bcc"),
+        subject=content.subject if "subject" in changed else str(source.get("Subject") or ""),
+        text=content.text if "text" in changed else old_text,
+        content_type=content.content_type if "text" in changed else ("html" if html else "text"),
+        attachments=content.attachments if "attachments" in changed else (),
+    )
+    reply = None
+    if source.get("In-Reply-To"):
+        reply = ReplyContext(
+            thread_id=None,
+            message_id=str(source["In-Reply-To"]),
+            references=None,
+            subject=merged.subject,
+        )
+    out = build_mime(merged, sender=str(source.get("From") or ""), reply=reply, kind="reply")
+    if reply is not None and source.get("References"):  # keep the whole chain as it was
+        message = BytesParser(policy=policy.SMTP).parsebytes(out)
+        del message["References"]
+        message["References"] = str(source["References"])
+        out = message.as_bytes()
+    if "attachments" not in changed and old_files:
+        message = BytesParser(policy=policy.SMTP).parsebytes(out)
+        if not message.is_multipart():
+            message.make_mixed()
+        for part in old_files:
+            message.attach(part)
+        out = message.as_bytes()
+    return out
