@@ -10,6 +10,7 @@ key, so ``change_token`` stays None.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from email.utils import getaddresses, parsedate_to_datetime
@@ -41,11 +42,35 @@ def header_map(payload: Any, limits: Limits) -> dict[str, str]:
     return found
 
 
+_NAMED = re.compile(
+    r'\s*(?:"([^"\\]*)"|([^"<>,;:()\\@]*?))\s*<([^<>\s,;"()\\]+@[^<>\s,;"()\\]+)>\s*'
+)
+_BARE = re.compile(r'\s*([^<>\s,;"()\\]+@[^<>\s,;"()\\]+)\s*')
+
+
+def _addresses(value: str) -> list[tuple[str, str]]:
+    """``getaddresses`` with a fast path for the plain forms nearly every header uses
+    (``Name <a@b>``, ``"Name" <a@b>``, ``a@b``, comma-separated): the stdlib parser costs
+    about 0.1 ms an address, a regular expression a few microseconds. Anything else
+    (comments, groups, quoted commas, encoded words left over) goes to the stdlib."""
+    found: list[tuple[str, str]] = []
+    for piece in value.split(","):
+        named = _NAMED.fullmatch(piece)
+        if named is not None:
+            found.append(((named.group(1) or named.group(2) or "").strip(), named.group(3)))
+            continue
+        bare = _BARE.fullmatch(piece)
+        if bare is None:
+            return getaddresses([value])
+        found.append(("", bare.group(1)))
+    return found
+
+
 def people(value: str | None, limits: Limits) -> list[Person]:
     if not value:
         return []
     out = []
-    for name, address in getaddresses([value])[: limits.list_field_items]:
+    for name, address in _addresses(value)[: limits.list_field_items]:
         if name or address:
             out.append(Person(name[: limits.field_chars], address[: limits.field_chars]))
     return out
