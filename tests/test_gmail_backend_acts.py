@@ -10,7 +10,6 @@ from email.parser import BytesParser
 from email.policy import default as default_policy
 
 import pytest
-from gmail_loopback import ME, backend_for, empty_emulator, served
 
 from mfconnector.gmail_emulator import GmailEmulator
 from mfconnector.mail.failures import InsufficientScope, Unsupported
@@ -18,6 +17,7 @@ from mfconnector.mail.model import Person
 from mfconnector.mail.outgoing import DraftAttachment, DraftContent
 from mfconnector.mail.query import FlagChange, PageRequest
 from mfconnector.mail.refs import Reference
+from tests.gmail_loopback import ME, backend_for, empty_emulator, served
 
 ALL_GATES = {"writes", "send", "delete"}
 

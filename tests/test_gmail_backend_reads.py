@@ -12,12 +12,12 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 
 import pytest
-from gmail_loopback import NOW, backend_for, demo_emulator, empty_emulator, served
 
 from mfconnector.gmail_emulator import GmailEmulator, LoopbackGmail
 from mfconnector.mail.failures import NotFound, StaleReference
 from mfconnector.mail.query import MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import Reference, account_tag
+from tests.gmail_loopback import NOW, backend_for, demo_emulator, empty_emulator, served
 
 
 @pytest.fixture(scope="module")

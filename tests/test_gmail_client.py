@@ -13,7 +13,6 @@ import json
 import httpx
 import pytest
 import trio
-from gmail_loopback import TOKEN, backend_for, demo_emulator, empty_emulator, served
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.gmail.api_root import ApiRootError, checked_api_root
@@ -23,6 +22,7 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.mail.failures import ActionFailure, InsufficientScope, Throttled
 from mfconnector.mail.query import MessageFilter, PageRequest
 from mfconnector.mail.refs import Reference
+from tests.gmail_loopback import TOKEN, backend_for, demo_emulator, empty_emulator, served
 
 FAST = dataclasses.replace(DEFAULT_LIMITS, graph_retry_total_seconds=5.0)
 

@@ -15,12 +15,12 @@ from email.message import EmailMessage
 
 import httpx
 import pytest
-from gmail_loopback import ME, TOKEN, account_for, empty_emulator, served
-from mail.conformance import CHECKS, Check, Conformance, SeedMessage, check_id
 
 from mfconnector.gmail_emulator import GmailEmulator, LoopbackGmail
 from mfconnector.mail.backend import MailBackend
 from mfconnector.mail.model import Folder, Person
+from tests.gmail_loopback import ME, TOKEN, account_for, empty_emulator, served
+from tests.mail.conformance import CHECKS, Check, Conformance, SeedMessage, check_id
 
 pytestmark = pytest.mark.slow
 

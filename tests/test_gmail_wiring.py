@@ -11,7 +11,6 @@ import sys
 from typing import Any
 
 import pytest
-from harness import initialize, request
 
 from mfconnector.cli import _context, build_parser
 from mfconnector.gmail.backend import GmailMailBackend
@@ -52,6 +51,19 @@ def test_the_delete_gate_asks_for_the_full_mail_scope(monkeypatch: pytest.Monkey
     assert account.settings["api_root"] == "http://127.0.0.1:9"
 
 
+def _message(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def _initialize(request_id: int) -> dict[str, Any]:
+    hello = {"name": "test", "version": "1"}
+    return _message(
+        request_id,
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": hello},
+    )
+
+
 def _run(args: list[str], lines: list[dict[str, Any]], env: dict[str, str]) -> Any:
     data = "".join(json.dumps(line) + "\n" for line in lines)
     return subprocess.run(
@@ -80,7 +92,12 @@ def test_a_plain_http_api_root_off_loopback_stops_the_server_in_our_words() -> N
 def test_demo_gmail_serves_the_protocol_and_keeps_serving() -> None:
     done = _run(
         ["--demo", "gmail"],
-        [initialize(1), request(2, "tools/list"), request(3, "tools/call", {"name": "nope"})],
+        [
+            _initialize(1),
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            _message(2, "tools/list", {}),
+            _message(3, "tools/call", {"name": "nope", "arguments": {}}),
+        ],
         {},
     )
     replies = [json.loads(line) for line in done.stdout.splitlines()]

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from google_oauth_fake import FakeGoogle
 
 from mfconnector.auth.google import (
     GoogleSettings,
@@ -23,6 +22,7 @@ from mfconnector.auth.google import (
 )
 from mfconnector.errors import AuthError
 from mfconnector.gmail.scopes import MODIFY, READONLY, scopes_for
+from tests.google_oauth_fake import FakeGoogle
 
 
 @pytest.fixture
