@@ -75,6 +75,8 @@ class MailCapabilities:
     """Folders are labels: one message can carry several (Gmail)."""
     append_sent: bool = False
     """After a send, this server files the copy in Sent itself (SMTP)."""
+    sending: bool = True
+    """Sending is possible (IMAP: an SMTP server is configured)."""
     missing: Sequence[tuple[str, str]] = field(default_factory=tuple)
 
 
