@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from mfconnector.cli import _context, build_parser
+from mfconnector.cli import build_parser
+from mfconnector.entry.wiring import build_context as _context
 from mfconnector.gmail.backend import GmailMailBackend
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.mail.query import MessageFilter, PageRequest
