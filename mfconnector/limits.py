@@ -332,6 +332,15 @@ class Limits:
     mime_text_bytes: int = 262_144
     """Most decoded bytes kept of each text body (plain and HTML)."""
 
+    # --- Gmail (mfconnector.gmail; its HTTP bounds are the graph_* ones above) ----------
+    gmail_concurrency: int = 8
+    """Gmail API requests in flight at once per account: the metadata ``messages.get`` of
+    a list page run this many at a time (``messages.list`` returns only ids). Google
+    answers 429 "Too many concurrent requests for user" well above this."""
+    gmail_batch_calls: int = 50
+    """Most calls in one request to the Gmail batch endpoint (a list page's metadata goes
+    in one batch): Google allows 100 and advises no more than 50."""
+
     # --- sign-in and the token cache ---------------------------------------------------
     login_timeout_seconds: float = 900.0
     """How long ``mfconnector login`` waits for the user to finish signing in (Entra ID's

@@ -52,8 +52,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--demo",
-        action="store_true",
-        help="serve the demo mailbox and drive (an in-memory Graph emulator; no account)",
+        nargs="?",
+        const="m365",
+        choices=["m365", "gmail"],
+        help="serve the demo mailbox and drive (an in-memory Graph emulator; no account); "
+        "--demo gmail serves the Gmail emulator instead",
     )
     source.add_argument("--fixtures", metavar="PATH", help="serve canned Graph responses from PATH")
     parser.add_argument(
@@ -97,6 +100,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["debug", "info", "warning", "error"],
         help="stderr log level (default: warning)",
     )
+    from mfconnector.entry.gmail import add_gmail_arguments
+
+    add_gmail_arguments(parser)
 
 
 def _add_login_flow(parser: argparse.ArgumentParser) -> None:
@@ -139,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text, more in SUBCOMMANDS:
         sub = commands.add_parser(name, help=text, description=_described(text, more))
         add_auth_arguments(sub)
+        sub.add_argument(
+            "--provider",
+            choices=["microsoft", "gmail"],
+            default="microsoft",
+            help="whose sign-in: Microsoft 365 (the default) or Gmail",
+        )
         if name == "login":
             _add_login_flow(sub)
         add_gate_arguments(sub)

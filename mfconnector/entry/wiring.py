@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mfconnector.auth import StaticTokenProvider, TokenProvider, UnavailableTokenProvider
 from mfconnector.auth.config import mailbox_argument
@@ -144,6 +144,10 @@ def build_context(
     ``state``: the shared store (``--state-url``); ``namespace``: a hosted user's subject
     key, which their preparations, audit trail and cursors are bound to."""
     gates = Gates() if gates is None else gates
+    from mfconnector.entry.gmail import wants_gmail
+
+    if wants_gmail(args):
+        return _gmail_context(args, limits, gates)
     source: str | None
     if args.demo:
         from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
@@ -257,6 +261,32 @@ def _accounts(
             )
         ]
     )
+
+
+def _gmail_context(
+    args: argparse.Namespace, limits: Limits, gates: Gates
+) -> tuple[ToolContext, Any]:
+    """One Gmail account (``--demo gmail``, ``--gmail``): the tools reach it through
+    ``ctx.accounts``; the Graph factory says this server has no Graph."""
+    from mfconnector.entry.gmail import UsageProblem, gmail_wiring, no_graph
+    from mfconnector.mail.accounts import AccountSet
+
+    try:
+        wiring = gmail_wiring(args, limits, gates)
+    except UsageProblem as error:
+        raise UsageError(str(error)) from None
+    context = ToolContext(
+        limits=limits,
+        mode=wiring.mode,
+        allow_partial=bool(args.allow_partial),
+        token_provider=wiring.token_provider,
+        graph_factory=no_graph,
+        source=wiring.source,
+        writes=_write_setup(args, limits, gates, "global", mode=wiring.mode),
+        time_zone=_time_zone(args),
+        accounts=AccountSet([wiring.account]),
+    )
+    return context, wiring
 
 
 def _live_graph(sign_in: SignIn, limits: Limits) -> GraphClient:

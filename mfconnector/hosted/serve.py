@@ -110,6 +110,8 @@ def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int
     listen = args.listen or os.environ.get("MFC_HTTP_LISTEN", "").strip() or DEFAULT_LISTEN
     try:
         host, port = parse_listen(listen)
+        if args.demo == "gmail" or getattr(args, "gmail", None):
+            raise ListenError("serve-http serves the Microsoft 365 demo only: no Gmail yet")
         if not args.demo:
             raise ListenError(
                 "serve-http serves --demo only in this version: live Graph on each user's "

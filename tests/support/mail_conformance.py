@@ -330,8 +330,12 @@ async def check_copy_move_trash_and_delete(env: Conformance) -> None:
             assert (await backend.read(moved, ReadRequest(with_body=False))).subject == items[
                 1
             ].subject
-        with pytest.raises((NotFound, StaleReference)):
-            await backend.read(items[1].ref, ReadRequest(with_body=False))
+        if caps.labels:  # one message, several labels: a move keeps its reference
+            moved_read = await backend.read(items[1].ref, ReadRequest(with_body=False))
+            assert moved_read.subject == items[1].subject
+        else:
+            with pytest.raises((NotFound, StaleReference)):
+                await backend.read(items[1].ref, ReadRequest(with_body=False))
         await backend.trash(items[2].ref)
         left = (await backend.list_messages(source, MessageFilter(), PageRequest(limit=5))).items
         assert subjects(left) == [items[0].subject]
@@ -347,7 +351,11 @@ async def check_copy_move_trash_and_delete(env: Conformance) -> None:
         left = (await backend.list_messages(source, MessageFilter(), PageRequest(limit=5))).items
         assert items[0].subject not in subjects(left)
         kept = (await backend.list_messages(target, MessageFilter(), PageRequest(limit=5))).items
-        assert items[0].subject in subjects(kept), "delete must take exactly that message"
+        if caps.labels:  # the "copy" was the same message under a second label: gone too
+            assert items[0].subject not in subjects(kept)
+            assert items[1].subject in subjects(kept), "delete must take exactly that message"
+        else:
+            assert items[0].subject in subjects(kept), "delete must take exactly that message"
     else:
         with pytest.raises(Unsupported):
             await backend.delete_permanently(items[0].ref)
