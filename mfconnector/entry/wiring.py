@@ -147,7 +147,7 @@ def build_context(
     from mfconnector.entry.gmail import wants_gmail
 
     if wants_gmail(args):
-        return _gmail_context(args, limits, gates)
+        return _gmail_context(args, limits, gates, state=state, namespace=namespace)
     source: str | None
     if args.demo:
         from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
@@ -264,7 +264,12 @@ def _accounts(
 
 
 def _gmail_context(
-    args: argparse.Namespace, limits: Limits, gates: Gates
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates,
+    *,
+    state: RedisState | None = None,
+    namespace: str = "",
 ) -> tuple[ToolContext, Any]:
     """One Gmail account (``--demo gmail``, ``--gmail``): the tools reach it through
     ``ctx.accounts``; the Graph factory says this server has no Graph."""
@@ -282,7 +287,9 @@ def _gmail_context(
         token_provider=wiring.token_provider,
         graph_factory=no_graph,
         source=wiring.source,
-        writes=_write_setup(args, limits, gates, "global", mode=wiring.mode),
+        writes=_write_setup(
+            args, limits, gates, "global", mode=wiring.mode, state=state, namespace=namespace
+        ),
         time_zone=_time_zone(args),
         accounts=AccountSet([wiring.account]),
     )
