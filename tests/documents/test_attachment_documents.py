@@ -219,6 +219,7 @@ DEMO_TEXT = {
 }
 
 
+@pytest.mark.slow
 async def test_the_demo_mailbox_attachments_read_as_text() -> None:
     async with demo() as client:
         found = await demo_attachments(client)

@@ -245,6 +245,7 @@ async def test_a_credential_link_inside_a_document_is_removed(
     assert "LEAKED-TOKEN" not in json.dumps(result)
 
 
+@pytest.mark.slow
 async def test_a_long_workbook_continues_by_offset_and_jumps_to_a_sheet(
     graph: LoopbackServer, files: LoopbackServer
 ) -> None:
@@ -397,6 +398,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "data", "code"), HOSTILE)
 async def test_hostile_documents_get_a_clear_error_and_serving_continues(
     graph: LoopbackServer, files: LoopbackServer, name: str, data: bytes, code: str
@@ -481,6 +483,7 @@ def test_overlapping_entries_are_refused() -> None:
     assert "overlap" in (refused(entries, DEFAULT_LIMITS) or "")
 
 
+@pytest.mark.slow
 def test_a_real_bomb_is_refused_before_anything_is_inflated(tmp_path: Path) -> None:
     path = tmp_path / "bomb.xlsx"
     path.write_bytes(with_part(EXCEL, "xl/sharedStrings.xml", b"<" * 50_000_000))
@@ -711,6 +714,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, bytes]:
 NAMES_ZIP = {"docx", "xlsx", "pptx"}
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     deadline=None,
@@ -896,6 +900,7 @@ def test_sheet_cells_read_as_excel_shows_them(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=8,
     deadline=None,
