@@ -118,6 +118,7 @@ def assert_within(value: Any, max_chars: int, max_items: int) -> None:
 CONTAINERS = st.lists(GRAPH_JSON, max_size=6) | st.dictionaries(KEYS, GRAPH_JSON, max_size=6)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(CONTAINERS)
 def test_strip_secrets_leaves_no_secret_and_reports_every_change(value: Any) -> None:
@@ -133,6 +134,7 @@ def test_strip_secrets_leaves_no_secret_and_reports_every_change(value: Any) -> 
     json.dumps(clean)  # still JSON
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(GRAPH_JSON)
 def test_strip_secrets_keeps_clean_data_unchanged(value: Any) -> None:
@@ -194,6 +196,7 @@ def test_strip_secrets_examples() -> None:
 # --- shape_item -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(GRAPH_ITEMS, st.lists(KEYS, max_size=8), CAPS)
 def test_shape_item_is_bounded_clean_and_honest(
@@ -218,6 +221,7 @@ def test_shape_item_is_bounded_clean_and_honest(
             assert record["kept_items"] == max_items < record["original_items"]
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=50)
 @given(GRAPH_ITEMS)
 def test_shape_item_only_keeps_the_fields_asked_for(item: dict[str, Any]) -> None:

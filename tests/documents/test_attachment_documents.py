@@ -2,8 +2,9 @@
 
 The attachment's bytes come from Graph's ``/attachments/{id}/$value``, are spooled to a
 private file and parsed in the same isolated worker ``files_read`` uses. Tests run the
-whole server: on the loopback Graph with documents built by ``tests/support/docbuild.py``, and on
-the demo emulator, whose mailbox carries such attachments with known text.
+whole server: on the loopback Graph with documents built by ``mfconnector/demo_documents.py``
+(the demo's own builder), and on the demo emulator, whose mailbox carries such attachments
+with known text.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 
+import mfconnector.demo_documents as docbuild
 from mfconnector.limits import DEFAULT_LIMITS
 from tests.documents.test_documents import EML, HOSTILE, KINDS, PDF, WORD
-from tests.support import docbuild
 from tests.support.harness import ref, rows
 from tests.support.loopback import LoopbackServer, Reply
 from tests.tools.test_reads_demo import demo
@@ -99,7 +100,7 @@ async def test_a_long_attachment_continues_by_offset_and_jumps_by_part(
     graph: LoopbackServer,
 ) -> None:
     pages = [f"Page body {n}: " + "clause text " * 400 for n in range(1, 9)]
-    data = docbuild.pdf(pages)
+    data = docbuild.pdf_pages(pages)
     serve_attachment(graph, "contract.pdf", data, "application/pdf")
     async with tools_on(graph) as tools:
         pieces, offset, windows = [], 0, 0
@@ -221,6 +222,7 @@ DEMO_TEXT = {
 }
 
 
+@pytest.mark.slow
 async def test_the_demo_mailbox_attachments_read_as_text() -> None:
     async with demo() as client:
         found = await demo_attachments(client)

@@ -66,6 +66,7 @@ def test_a_malformed_range_is_a_400_in_words(era: str, query: str) -> None:
     assert refused.value.status == 400 and "range" in str(refused.value.message)
 
 
+@pytest.mark.slow
 async def test_accents_are_ignored_and_an_emoji_is_a_word(era: str) -> None:
     async with demo(era) as d:
         reunion = await every(d, "reunion")

@@ -245,6 +245,7 @@ async def test_a_filter_combination_nobody_recorded(era: str) -> None:
         assert [m["id"] for m in got] == expected and expected
 
 
+@pytest.mark.slow
 async def test_search_for_words_taken_from_results_finds_every_message_with_them() -> None:
     async with demo() as d:
         mailbox = d.emulator.me()
@@ -266,6 +267,7 @@ async def test_search_for_words_taken_from_results_finds_every_message_with_them
             assert len(found) == len(expected)
 
 
+@pytest.mark.slow
 async def test_search_with_kql_and_in_one_folder(era: str) -> None:
     async with demo(era) as d:
         mailbox = d.emulator.me()
@@ -289,6 +291,7 @@ async def test_search_with_kql_and_in_one_folder(era: str) -> None:
         assert nothing["messages"] == [] and "incomplete" not in nothing
 
 
+@pytest.mark.slow
 async def test_read_a_thread_reply_with_its_quoted_history_and_attachments(era: str) -> None:
     async with demo(era) as d:
         hits = await d.every("mail_search", "messages", {"query": 'subject:"Pilot feedback"'})
@@ -314,6 +317,7 @@ async def test_read_a_thread_reply_with_its_quoted_history_and_attachments(era: 
         }
 
 
+@pytest.mark.slow
 async def test_body_over_the_limit_is_clipped_and_continued(era: str) -> None:
     async with demo(era) as d:
         found = await d.every("mail_search", "messages", {"query": '"Store audit transcript"'})
@@ -336,6 +340,7 @@ async def test_body_over_the_limit_is_clipped_and_continued(era: str) -> None:
             assert len(whole) == length
 
 
+@pytest.mark.slow
 async def test_long_html_newsletter_reads_whole_across_windows() -> None:
     async with demo() as d:
         mailbox = d.emulator.me()
@@ -426,6 +431,7 @@ async def test_files_search_finds_a_file_by_a_word_of_its_text() -> None:
             assert {i["id"] for i in found} == expected and read["item"]["id"] in expected, word
 
 
+@pytest.mark.slow
 async def test_files_read_text_windows_binary_and_big_files(era: str) -> None:
     async with demo(era) as d:
         notes = await d.data("files_read", {"path": "Documents/Notes de réunion – Tōkyō.txt"})

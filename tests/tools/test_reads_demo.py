@@ -104,6 +104,7 @@ async def test_the_mailbox_zone_is_the_demo_users() -> None:
     assert status["capabilities"]["time_zone"]["source"] == "mailbox settings"
 
 
+@pytest.mark.slow
 async def test_a_thread_spans_folders_oldest_first() -> None:
     async with demo() as client:
         replies = await client.data("mail_search", {"query": "subject:Re", "limit": 25})
@@ -119,6 +120,7 @@ async def test_a_thread_spans_folders_oldest_first() -> None:
     assert all(r["folder"] for r in rows(thread))
 
 
+@pytest.mark.slow
 async def test_unique_body_is_the_new_part_of_a_reply() -> None:
     async with demo() as client:
         replies = await client.data("mail_search", {"query": "subject:Re", "limit": 25})

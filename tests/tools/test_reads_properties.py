@@ -13,6 +13,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -82,6 +83,7 @@ graph_message = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @given(st.lists(graph_message, min_size=1, max_size=5))
 def test_every_full_field_is_in_compact_or_named_as_left_out(
     messages: list[dict[str, Any]],
@@ -111,6 +113,7 @@ def test_every_full_field_is_in_compact_or_named_as_left_out(
     assert_compact_loses_nothing(full, compact)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     budget=st.integers(LIMITS.batch_response_bytes_min, LIMITS.batch_response_bytes_max),
@@ -168,6 +171,7 @@ def drive_arguments(place: str) -> dict[str, Any]:
     return {} if place == "me" else {"drive_id": place}
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     issued=st.sampled_from(range(3)),

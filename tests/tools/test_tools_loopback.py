@@ -481,6 +481,7 @@ NEXT_LINK_SHAPES = st.one_of(
 children by /me/drive, /drives/{id} and /sites/{id}, drive search with raw query text)."""
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     deadline=None,

@@ -101,6 +101,7 @@ def test_graph_error_text_and_challenges_are_cut_before_any_pattern_runs() -> No
     }
 
 
+@pytest.mark.slow
 def test_redaction_handles_long_runs_and_encoded_links() -> None:
     redacted, count = redact_text(HOSTILE_TEXT + " https://h/x?tempauth=S")
     assert count == 1 and "tempauth" not in redacted
@@ -129,6 +130,7 @@ async def session_serving(doc: dict[str, Any]) -> AsyncIterator[Any]:
         yield session
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "body",
     [
