@@ -242,7 +242,7 @@ async def test_account_status_names_the_switches_and_the_state_store() -> None:
         "writes": True,
         "send": True,
         "delete": True,
-        "stateFile": "memory",
+        "state_file": "memory",
     }
 
 
