@@ -236,7 +236,7 @@ async def test_each_kind_is_read_as_text(
     assert content["returned"] is True and content["format"] == kind
     for fragment in fragments:
         assert fragment in content["text"]
-    assert content["charsRead"] == len(content["text"])
+    assert content["chars_read"] == len(content["text"])
     assert [part["name"] for part in content.get("parts", [])] == parts
     for part in content.get("parts", []):
         assert content["text"][part["offset"] :].startswith(("## ", "# "))
@@ -273,9 +273,9 @@ async def test_a_long_workbook_continues_by_offset_and_jumps_to_a_sheet(
             pieces.append(result["content"]["text"])
             assert len(result["content"]["text"]) <= DEFAULT_LIMITS.body_chars
             record = result.get("skipped", {}).get("text", {})
-            if "nextOffset" not in record:
+            if "next_offset" not in record:
                 break
-            offset = record["nextOffset"]
+            offset = record["next_offset"]
         by_name = await tools.data("files_read", {"item_id": ITEM, "part": "second SHEET"})
         by_number = await tools.data("files_read", {"item_id": ITEM, "part": 2})
         missing = await tools.error("files_read", {"item_id": ITEM, "part": "Nope"})
