@@ -55,7 +55,7 @@ def with_account_argument(tool: Tool, names: Sequence[str]) -> Tool:
     schema = dict(tool.input_schema)
     schema["properties"] = {
         **schema.get("properties", {}),
-        "account": {"type": "string", "enum": list(names)},
+        "account": {"enum": list(names)},
     }
     if tool.name not in UNBOUND_TOOLS:
         schema["required"] = [*schema.get("required", []), "account"]

@@ -104,7 +104,7 @@ def test_every_tool_takes_the_account_and_only_the_opened_gates_are_listed(demo:
     assert "mail_prepare" not in tools and "mail_delete_permanently" not in tools
     for name, tool in tools.items():
         schema = tool["inputSchema"]
-        assert schema["properties"]["account"] == {"type": "string", "enum": ["work", "home"]}
+        assert schema["properties"]["account"] == {"enum": ["work", "home"]}
         assert ("account" in schema.get("required", [])) is (name != "account_status")
         assert schema["additionalProperties"] is False
 
