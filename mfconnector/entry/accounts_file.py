@@ -232,7 +232,7 @@ def _account(number: int, table: Any, limits: Limits) -> AccountSpec:
         )
     where = f"account {name!r}"
     provider = table.get("provider")
-    if provider not in PROVIDER_SETTINGS:
+    if not isinstance(provider, str) or provider not in PROVIDER_SETTINGS:
         shown = repr(provider[:40]) if isinstance(provider, str) else "none"
         raise AccountsFileError(
             f"{where}: unknown provider {shown}; use one of " + ", ".join(PROVIDER_SETTINGS)

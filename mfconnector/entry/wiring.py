@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from mfconnector.auth import StaticTokenProvider, TokenProvider, UnavailableTokenProvider
 from mfconnector.auth.config import auth_config_from_args, mailbox_argument
 from mfconnector.entry.accounts_file import AccountsFileError, AccountSpec, load_accounts_file
+from mfconnector.entry.instructions import server_instructions
 from mfconnector.entry.providers import AccountBuilder, BuildPlace, ServedAccount
 from mfconnector.entry.routing import account_contexts, routed_tools
-from mfconnector.entry.instructions import server_instructions
 from mfconnector.entry.signin import sign_in_config
 from mfconnector.errors import AuthError
 from mfconnector.graph.scopes import scopes_for

@@ -59,10 +59,12 @@ def without_account(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("gates", [False, True], ids=["read-only", "every-gate"])
-def test_one_account_by_flags_or_by_file_is_the_reviewed_snapshot(tmp_path: Path, gates: bool) -> None:
-    snapshot = (SNAPSHOTS / ("tools_list_all_gates.json" if gates else "tools_list.json")).read_text(
-        encoding="ascii"
-    )
+def test_one_account_by_flags_or_by_file_is_the_reviewed_snapshot(
+    tmp_path: Path, gates: bool
+) -> None:
+    snapshot = (
+        SNAPSHOTS / ("tools_list_all_gates.json" if gates else "tools_list.json")
+    ).read_text(encoding="ascii")
     by_flags = compact(tools_of(*(FLAGS if gates else ())))
     by_file = compact(tools_of("--accounts", accounts_file(tmp_path, ["work"], gates=gates)))
     assert by_flags == snapshot

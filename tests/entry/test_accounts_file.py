@@ -91,7 +91,10 @@ def test_the_documented_example_is_read_in_order_with_its_settings_and_gates() -
     ["password", "smtp_password", "client_secret", "refresh_token", "Access_Token", "passwd"],
 )
 def test_a_secret_key_is_refused_by_name_and_its_value_never_repeated(key: str) -> None:
-    text = f'[[account]]\nname = "home"\nprovider = "imap"\nhost = "h"\nuser = "u"\n{key} = "hunter2-s3cr3t"\n'
+    text = (
+        '[[account]]\nname = "home"\nprovider = "imap"\nhost = "h"\nuser = "u"\n'
+        f'{key} = "hunter2-s3cr3t"\n'
+    )
     message = refused(text)
     assert key in message
     assert "environment or the OS keyring" in message
@@ -140,7 +143,10 @@ def test_bad_toml_names_the_line_in_our_words() -> None:
             '[[account]]\nname = "x"\nprovider = "gmail"\napi_root = "http://gmail.example"\n',
             "https URL, or http to a loopback",
         ),
-        ('[[account]]\nname = "x"\nprovider = "graph"\nenable_delete = true\n', "needs enable_writes"),
+        (
+            '[[account]]\nname = "x"\nprovider = "graph"\nenable_delete = true\n',
+            "needs enable_writes",
+        ),
         ('[[account]]\nname = "bad name"\nprovider = "graph"\n', "letters, digits"),
         ('[[account]]\nname = "-x"\nprovider = "graph"\n', "starting with a letter"),
         (
@@ -176,13 +182,18 @@ def clashing_names() -> tuple[str, str]:
 
 def test_names_whose_reference_tags_collide_are_refused() -> None:
     first, second = clashing_names()
-    text = f'[[account]]\nname = "{first}"\nprovider = "graph"\n[[account]]\nname = "{second}"\nprovider = "graph"\n'
+    text = (
+        f'[[account]]\nname = "{first}"\nprovider = "graph"\n'
+        f'[[account]]\nname = "{second}"\nprovider = "graph"\n'
+    )
     message = refused(text)
     assert f"accounts {first!r} and {second!r} give the same reference tag" in message
 
 
 def test_the_same_name_at_two_providers_gives_two_tags_and_is_still_refused() -> None:
-    text = '[[account]]\nname = "x"\nprovider = "graph"\n[[account]]\nname = "X"\nprovider = "gmail"\n'
+    text = (
+        '[[account]]\nname = "x"\nprovider = "graph"\n[[account]]\nname = "X"\nprovider = "gmail"\n'
+    )
     assert "two accounts are named 'X'" in refused(text)
 
 

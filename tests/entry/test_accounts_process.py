@@ -88,7 +88,14 @@ def write(tmp_path: Path, text: str) -> Path:
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[Server]:
     server = Server(
-        [sys.executable, "-m", "mfconnector", "--demo", "--accounts", str(write(tmp_path, TWO_ACCOUNTS))]
+        [
+            sys.executable,
+            "-m",
+            "mfconnector",
+            "--demo",
+            "--accounts",
+            str(write(tmp_path, TWO_ACCOUNTS)),
+        ]
     )
     yield server
     assert "Traceback" not in server.close()
@@ -148,7 +155,9 @@ def test_a_cursor_of_one_account_is_refused_for_another(demo: Server) -> None:
 @pytest.mark.slow
 def test_gates_are_per_account(demo: Server) -> None:
     target = rows(demo.call("mail_list", account="home", limit=1)["structuredContent"])[0]["id"]
-    closed = error_of(demo.call("mail_modify", account="home", action="flags", message_id=target, flag="flagged"))
+    closed = error_of(
+        demo.call("mail_modify", account="home", action="flags", message_id=target, flag="flagged")
+    )
     assert closed["error_code"] == "gate_disabled"
     assert closed["account"] == "home"
     assert "'home'" in closed["message"] and "enable_writes = true" in closed["hint"]
@@ -244,15 +253,16 @@ def test_a_foreign_reference_or_cursor_costs_no_request(
     server, work, home = loopback
     listed = server.call("mail_list", account="work", limit=2)["structuredContent"]
     reference, cursor = rows(listed)[0]["id"], listed["skipped"]["items"]["cursor"]
-    server.call("mail_folders", account="home")  # home's zone is learnt: later calls ask nothing else
-    before = len(home.requests)
-    assert error_of(server.call("mail_read", account="home", message_id=reference))[
-        "error_code"
-    ] == "stale_reference"
+    server.call("mail_folders", account="home")  # home's zone is learnt: no more asking
+    before = len(home.requests), len(work.requests)
+    assert (
+        error_of(server.call("mail_read", account="home", message_id=reference))["error_code"]
+        == "stale_reference"
+    )
     assert error_of(server.call("mail_list", account="home", cursor=cursor))["error_code"] == (
         "invalid_arguments"
     )
-    assert len(home.requests) == before
+    assert (len(home.requests), len(work.requests)) == before
     following = server.call("mail_list", account="work", cursor=cursor, limit=2)
     assert [r["subject"] for r in rows(following["structuredContent"])] == [
         "Work mail 2",
@@ -263,7 +273,9 @@ def test_a_foreign_reference_or_cursor_costs_no_request(
 # --- start-up: every malformed input is one stderr line and exit status 2 ------------------
 
 
-def start_up(tmp_path: Path, text: str | None, *flags: str, env: dict[str, str] | None = None) -> str:
+def start_up(
+    tmp_path: Path, text: str | None, *flags: str, env: dict[str, str] | None = None
+) -> str:
     argv = [sys.executable, "-m", "mfconnector", *flags]
     if text is not None:
         argv += ["--accounts", str(write(tmp_path, text))]

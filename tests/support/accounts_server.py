@@ -28,7 +28,9 @@ def run(argv: list[str]) -> int:
     def loopback_graph(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
         tokens = ScopedTokens(account=f"{spec.name}@contoso.com")
         root = roots[spec.name]
-        graph = LazyGraph(lambda: GraphClient(token_provider=tokens, limits=place.limits, root=root))
+        graph = LazyGraph(
+            lambda: GraphClient(token_provider=tokens, limits=place.limits, root=root)
+        )
         account = graph_account(spec.name, graph, place.limits, gates=spec.gates)
         return ServedAccount(account, tokens, graph, graph.aclose)
 
