@@ -347,3 +347,31 @@ def test_mfc_accounts_names_the_file_too(tmp_path: Path) -> None:
 
 def test_the_limit_in_the_table_is_the_default_one() -> None:
     assert DEFAULT_LIMITS.accounts == 8  # the start-up case above writes 9
+
+
+@pytest.mark.slow
+def test_live_accounts_each_say_what_blocks_their_sign_in(tmp_path: Path) -> None:
+    """Live mode with no app registration configured: every account says so at start-up,
+    by name, and its tools answer the same problem instead of calling anyone."""
+    server = Server(
+        [sys.executable, "-m", "mfconnector", "--accounts", str(write(tmp_path, TWO_ACCOUNTS))]
+    )
+    try:
+        status = server.call("account_status", account="home")["structuredContent"]
+        assert status["signed_in"] is False and "client id" in status["problem"]["message"]
+        refused = error_of(server.call("mail_list", account="work"))
+        assert "client id" in refused["message"]
+    finally:
+        stderr = server.close()
+    lines = [line for line in stderr.splitlines() if "cannot sign in" in line]
+    assert [line.split(":")[1] for line in lines] == [
+        " live mode cannot sign in account 'work'",
+        " live mode cannot sign in account 'home'",
+    ]
+
+
+def test_a_secret_variable_is_named_after_its_account() -> None:
+    from mfconnector.entry.providers import secret_variable
+
+    assert secret_variable("MFC_IMAP_PASSWORD", "home") == "MFC_IMAP_PASSWORD_HOME"
+    assert secret_variable("MFC_SMTP_PASSWORD", "my-box_2") == "MFC_SMTP_PASSWORD_MY_BOX_2"
