@@ -375,3 +375,31 @@ def test_a_secret_variable_is_named_after_its_account() -> None:
 
     assert secret_variable("MFC_IMAP_PASSWORD", "home") == "MFC_IMAP_PASSWORD_HOME"
     assert secret_variable("MFC_SMTP_PASSWORD", "my-box_2") == "MFC_SMTP_PASSWORD_MY_BOX_2"
+
+
+@pytest.mark.slow
+def test_a_preparation_of_one_account_cannot_be_sent_through_another(tmp_path: Path) -> None:
+    text = (
+        '[[account]]\nname = "work"\nprovider = "graph"\nenable_send = true\n'
+        '[[account]]\nname = "home"\nprovider = "graph"\nenable_send = true\n'
+    )
+    server = Server(
+        [sys.executable, "-m", "mfconnector", "--demo", "--accounts", str(write(tmp_path, text))]
+    )
+    try:
+        prepared = server.call(
+            "mail_prepare",
+            account="work",
+            action="new",
+            to=["adelev@contoso.onmicrosoft.com"],
+            subject="Numbers",
+            text="Here they are.",
+        )["structuredContent"]
+        confirm = {"prepared_id": prepared["prepared_id"], "confirmed_digest": prepared["digest"]}
+        other = error_of(server.call("mail_send_confirmed", account="home", **confirm))
+        assert other["error_code"] == "not_found"
+        assert "for this account" in other["message"]
+        sent = server.call("mail_send_confirmed", account="work", **confirm)["structuredContent"]
+        assert sent["status"] == "verified" and sent["draft_id"].startswith(WORK + ".")
+    finally:
+        server.close()
