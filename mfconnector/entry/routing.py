@@ -17,12 +17,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mfconnector.entry.providers import ServedAccount
+from mfconnector.errors import ToolError
 from mfconnector.mail.accounts import AccountSet
 from mfconnector.tools.base import Handler, Tool, ToolContext
 from mfconnector.tools.gated import GATED_TOOLS
 from mfconnector.writes.errors import WriteError
 
-__all__ = ["UNBOUND_TOOLS", "account_contexts", "routed_tools", "with_account_argument"]
+__all__ = [
+    "UNBOUND_TOOLS",
+    "account_contexts",
+    "file_gate_errors",
+    "routed_tools",
+    "with_account_argument",
+]
 
 UNBOUND_TOOLS = frozenset({"account_status"})
 """Tools that may leave ``account`` out: they then speak of every account."""
@@ -106,3 +113,19 @@ def routed_tools(
         )
         for tool in tools
     )
+
+
+def file_gate_errors(hidden: Mapping[str, ToolError]) -> dict[str, ToolError]:
+    """What the hidden acting tools of an accounts-file server answer: their gate is off
+    for every account, and the file (not a flag, refused with ``--accounts``) opens it."""
+    answers = dict(hidden)
+    for name, error in hidden.items():
+        if isinstance(error, WriteError) and error.error_code == "gate_disabled":
+            key = _FILE_KEYS[_GATES_OF[name][0]]
+            answers[name] = WriteError(
+                "gate_disabled",
+                f"{name} is turned off for every account on this server",
+                hint=f"the operator can set {key} = true in an [[account]] table of the "
+                "accounts file and restart the server",
+            )
+    return answers

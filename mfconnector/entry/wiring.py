@@ -20,7 +20,7 @@ from mfconnector.auth.config import auth_config_from_args, mailbox_argument
 from mfconnector.entry.accounts_file import AccountsFileError, AccountSpec, load_accounts_file
 from mfconnector.entry.instructions import server_instructions
 from mfconnector.entry.providers import AccountBuilder, BuildPlace, ServedAccount
-from mfconnector.entry.routing import account_contexts, routed_tools
+from mfconnector.entry.routing import account_contexts, file_gate_errors, routed_tools
 from mfconnector.entry.signin import sign_in_config
 from mfconnector.errors import AuthError
 from mfconnector.graph.scopes import scopes_for
@@ -285,10 +285,11 @@ def build_server(context: ToolContext, gates: Gates) -> McpServer:
     answer, and instructions that say what the open gates allow. With several accounts
     ``gates`` is every gate some account opens, and each tool takes ``account``."""
     offered = [account.mail.capabilities for account in context.accounts or ()]
+    hidden = hidden_tools(gates, offered)
     return McpServer(
         routed_tools(listed_tools(gates, offered), context, context.per_account),
         context,
-        hidden_tools(gates, offered),
+        file_gate_errors(hidden) if context.per_account else hidden,
         server_instructions(gates),
     )
 

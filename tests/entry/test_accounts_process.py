@@ -403,3 +403,55 @@ def test_a_preparation_of_one_account_cannot_be_sent_through_another(tmp_path: P
         assert sent["status"] == "verified" and sent["draft_id"].startswith(WORK + ".")
     finally:
         server.close()
+
+
+@pytest.mark.slow
+def test_a_tool_no_account_opens_names_the_file_key_not_a_flag(tmp_path: Path) -> None:
+    server = Server(
+        [
+            sys.executable,
+            "-m",
+            "mfconnector",
+            "--demo",
+            "--accounts",
+            str(write(tmp_path, TWO_ACCOUNTS)),
+        ]
+    )
+    try:
+        closed = error_of(server.call("mail_prepare", account="work", action="new"))
+    finally:
+        server.close()
+    assert closed["error_code"] == "gate_disabled"
+    assert "for every account" in closed["message"]
+    assert "enable_send = true" in closed["hint"] and "--enable" not in closed["hint"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "serve-http",
+            "--demo",
+            "--public-url=https://mcp.contoso.com",
+            "--oauth-issuer=https://login.microsoftonline.com/contoso/v2.0",
+            "--oauth-scope=api://mfc/mail.read",
+        ],
+        ["login"],
+        ["tour"],
+    ],
+    ids=["serve-http", "login", "tour"],
+)
+def test_a_subcommand_refuses_the_accounts_file(tmp_path: Path, command: list[str]) -> None:
+    path = write(tmp_path, TWO_ACCOUNTS)
+    done = subprocess.run(
+        [sys.executable, "-m", "mfconnector", "--accounts", str(path), *command],
+        input=b"",
+        capture_output=True,
+        env={**CLEAN_ENV, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().splitlines() == [
+        f"mfconnector: --accounts is for serving on stdio; {command[0]} does not take it"
+    ]
