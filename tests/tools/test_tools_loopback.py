@@ -29,9 +29,8 @@ from mfconnector.graph.cursor import canonical_link
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import ToolContext
-from mfconnector.tools.listing import cursor_scope
 from mfconnector.tools.text_window import TOKEN_EDGE_BYTES
-from tests.support.harness import MODERN, client_context, open_session, request, rows
+from tests.support.harness import MODERN, client_context, open_session, ref, request, rows
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
 from tests.support.mcp_schemas import assert_valid
 
@@ -145,6 +144,11 @@ def messages(count: int) -> list[dict[str, Any]]:
     ]
 
 
+def listed(tool: str, native: str) -> str:
+    """An item's id as ``tool`` hands it out: mail ids are references, drive ids as Graph's."""
+    return ref(native) if tool.startswith("mail") else native
+
+
 def drive_items(count: int) -> list[dict[str, Any]]:
     return [
         {"id": f"01LOOPBACK{index:04d}", "name": f"file {index}.txt", "size": index, "file": {}}
@@ -200,7 +204,7 @@ async def test_lists_at_or_under_the_cap_are_complete_in_one_request(
     graph_collection(graph, path, items)
     async with tools_on(graph) as tools:
         data = await tools.data(tool, arguments)
-    assert [item["id"] for item in rows(data, key)] == [item["id"] for item in items]
+    assert [item["id"] for item in rows(data, key)] == [listed(tool, i["id"]) for i in items]
     assert "incomplete" not in data
     assert len(graph.requests) == 1
     assert query_of(graph.requests[0])["$top"] == str(CAP)
@@ -224,12 +228,14 @@ async def test_51_items_fetch_one_page_and_the_cursor_fetches_the_next_link(
         assert first["isError"] is True and data["incomplete"] is True
         assert len(rows(data, key)) == CAP
         skipped = data["skipped"]["items"]
-        assert skipped["morePages"] is True and "count" not in skipped
+        assert skipped["more_pages"] is True and "count" not in skipped
         rest = await tools.data(tool, {**arguments, "cursor": skipped["cursor"]})
     assert len(graph.requests) == 2
     assert query_of(graph.requests[1])["$skip"] == str(CAP)
     assert graph.requests[1].path == path
-    assert [i["id"] for i in rows(data, key) + rows(rest, key)] == [i["id"] for i in items]
+    assert [i["id"] for i in rows(data, key) + rows(rest, key)] == [
+        listed(tool, i["id"]) for i in items
+    ]
     assert "incomplete" not in rest
 
 
@@ -242,9 +248,9 @@ async def test_a_page_larger_than_asked_is_cut_and_continued_by_skip(
     async with tools_on(graph) as tools:
         data = await tools.data("mail_list", {})
         skipped = data["skipped"]["items"]
-        assert skipped["morePages"] is False and skipped["count"] == 1
+        assert skipped["more_pages"] is False and skipped["count"] == 1
         rest = await tools.data("mail_list", {"cursor": skipped["cursor"]})
-    assert [m["id"] for m in rows(data) + rows(rest)] == [m["id"] for m in items]
+    assert [m["id"] for m in rows(data) + rows(rest)] == [ref(m["id"]) for m in items]
     assert [r.target for r in graph.requests] == [graph.requests[0].target] * 2
     assert "incomplete" not in rest
 
@@ -358,18 +364,26 @@ async def test_mail_read_asks_for_text_and_attachment_metadata_only(graph: Loopb
     )
     async with tools_on(graph) as tools:
         result = await tools.call(
-            "mail_read", {"message_id": "AAMkAGI2-read-0001=", "detail": "full"}
+            "mail_read", {"message_id": ref("AAMkAGI2-read-0001="), "detail": "full"}
         )
     data = result["structuredContent"]
     message, attachments = graph.requests
-    assert message.header("prefer") == (
-        'outlook.body-content-type="text", IdType="ImmutableId", outlook.timezone="UTC"'
-    )
+    assert message.header("prefer") == 'outlook.body-content-type="text", IdType="ImmutableId"'
     assert "body" in query_of(message)["$select"].split(",")
     selected = query_of(attachments)["$select"].split(",")
     assert "contentBytes" not in selected and "name" in selected
-    assert data["attachments"] == [{k: v for k, v in attachment.items() if k != "contentBytes"}]
-    assert data["skipped"]["removed"]["paths"] == ["attachments[0].contentBytes"]
+    assert data["attachments"] == [
+        {
+            "id": ref("AAMkAGI2-att-1="),
+            "name": "invoice.pdf",
+            "kind": "file",
+            "content_type": "application/pdf",
+            "size": 12,
+            "inline": False,
+            "content_id": None,
+        }
+    ]
+    assert "contentbytes" not in result["content"][0]["text"].lower()
     assert attachment["contentBytes"] not in result["content"][0]["text"]
 
 
@@ -403,9 +417,9 @@ async def test_a_signed_cursor_re_pointed_at_another_server_sends_nothing(
     elsewhere.route("GET", "/v1.0/me/mailFolders/inbox/messages", Reply.json({"value": []}))
     async with tools_on(graph) as tools:
         data = await tools.data("mail_list", {})
-        url = cursor_payload(data["skipped"]["items"]["cursor"])["u"]
+        url = cursor_payload(data["skipped"]["items"]["cursor"])["p"]["link"]
         assert url.startswith(f"{graph.url}/v1.0/")
-        scope = cursor_scope(tools.ctx, f"{graph.url}/v1.0")
+        scope = {"account": tools.ctx.account({}).tag.tag, "mailbox": None}
         cases = [
             url.replace(graph.url, elsewhere.url),
             url.replace("127.0.0.1", "localhost"),
@@ -417,7 +431,7 @@ async def test_a_signed_cursor_re_pointed_at_another_server_sends_nothing(
         ]
         for forged_url in cases:
             signed = tools.ctx.cursors.issue(
-                tool="mail_list", scope=scope, arguments={}, url=forged_url
+                tool="mail_list", scope=scope, arguments={}, position={"link": forged_url}
             )
             error = await tools.error("mail_list", {"cursor": signed})
             assert error["error_code"] == "invalid_arguments"
@@ -499,7 +513,7 @@ async def test_every_documented_next_link_comes_back_and_every_change_is_refused
         data = await tools.data(tool, arguments)
         cursor = data["skipped"]["items"]["cursor"]
         rest = await tools.data(tool, {**arguments, "cursor": cursor})
-        assert rows(rest, key)[0]["id"] == second["id"]
+        assert rows(rest, key)[0]["id"] == listed(tool, second["id"])
         assert "incomplete" not in rest
         sent = graph.requests[-1]
         assert sent.path == next_path
@@ -544,7 +558,7 @@ async def test_a_next_link_outside_graph_is_not_followed(
     async with tools_on(graph) as tools:
         data = await tools.data("mail_list", {})
     skipped = data["skipped"]["items"]
-    assert skipped["morePages"] is True and skipped["cursor"] is None and skipped["note"]
+    assert skipped["more_pages"] is True and skipped["cursor"] is None and skipped["note"]
     assert elsewhere.url not in json.dumps(data)
     assert elsewhere.requests == []
 
@@ -588,13 +602,13 @@ async def test_files_read_follows_the_redirect_without_the_token(
         data = first["structuredContent"]
         rest = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": data["skipped"]["text"]["nextOffset"]},
+            {"item_id": "01LOOPBACKFILE", "offset": data["skipped"]["text"]["next_offset"]},
         )
     assert data["content"]["text"] + rest["content"]["text"] == text
-    assert data["content"]["totalBytes"] == len(data_bytes)
+    assert data["content"]["total_bytes"] == len(data_bytes)
     assert "item.@microsoft.graph.downloadUrl" in data["skipped"]["removed"]["paths"]
     window = DEFAULT_LIMITS.text_window_bytes
-    cut = data["skipped"]["text"]["nextOffset"]
+    cut = data["skipped"]["text"]["next_offset"]
     assert [d.header("range") for d in files.requests] == [
         f"bytes=0-{window - 1}",
         f"bytes={cut - TOKEN_EDGE_BYTES}-{cut + window - 1}",
@@ -786,7 +800,7 @@ async def test_graph_errors_become_actionable_is_error_results(
 ) -> None:
     graph.route("GET", "/v1.0/me/messages/AAMkAGI2-err-0001=", *replies)
     async with tools_on(graph) as tools:
-        error = await tools.error("mail_read", {"message_id": "AAMkAGI2-err-0001="})
+        error = await tools.error("mail_read", {"message_id": ref("AAMkAGI2-err-0001=")})
     for key, value in expected.items():
         assert error[key] == value, (key, error)
     assert hint in error["hint"]
@@ -804,7 +818,7 @@ async def test_a_short_retry_after_is_waited_out_and_the_call_succeeds(
         Reply.json(message_doc("hello")),
     )
     async with tools_on(graph) as tools:
-        data = await tools.data("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+        data = await tools.data("mail_read", {"message_id": ref("AAMkAGI2-read-0001=")})
     assert data["message"]["body"] == "hello"
     assert len(graph.requests) == 2
 
@@ -837,18 +851,18 @@ async def test_body_at_the_cap(graph: LoopbackServer, length: int) -> None:
     text = body_of_length(length)
     graph.route("GET", "/v1.0/me/messages/AAMkAGI2-read-0001=", Reply.json(message_doc(text)))
     async with tools_on(graph) as tools:
-        first = await tools.call("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+        first = await tools.call("mail_read", {"message_id": ref("AAMkAGI2-read-0001=")})
         data = first["structuredContent"]
         if length <= BODY:
             assert data["message"]["body"] == text
             assert "incomplete" not in data and first["isError"] is False
             return
         assert first["isError"] is True
-        assert data["skipped"]["text"]["nextOffset"] == BODY
-        assert data["skipped"]["text"]["totalChars"] == length
+        assert data["skipped"]["text"]["next_offset"] == BODY
+        assert data["skipped"]["text"]["total_chars"] == length
         assert data["message"]["body"] == text[:BODY]
         rest = await tools.call(
-            "mail_read", {"message_id": "AAMkAGI2-read-0001=", "body_offset": BODY}
+            "mail_read", {"message_id": ref("AAMkAGI2-read-0001="), "body_offset": BODY}
         )
     assert rest["isError"] is False
     assert rest["structuredContent"]["message"]["body"] == text[-1]
@@ -858,9 +872,9 @@ async def test_emoji_at_the_boundary_is_never_split(graph: LoopbackServer) -> No
     text = body_of_length(BODY - 1) + "\U0001f389\U0001f60a" + " end"
     graph.route("GET", "/v1.0/me/messages/AAMkAGI2-read-0001=", Reply.json(message_doc(text)))
     async with tools_on(graph) as tools:
-        first = await tools.data("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+        first = await tools.data("mail_read", {"message_id": ref("AAMkAGI2-read-0001=")})
         rest = await tools.data(
-            "mail_read", {"message_id": "AAMkAGI2-read-0001=", "body_offset": BODY}
+            "mail_read", {"message_id": ref("AAMkAGI2-read-0001="), "body_offset": BODY}
         )
     assert first["message"]["body"].endswith("\U0001f389")
     assert rest["message"]["body"] == "\U0001f60a end"
@@ -878,7 +892,7 @@ async def test_html_body_is_read_as_text(graph: LoopbackServer) -> None:
         Reply.json(message_doc(html, content_type="html")),
     )
     async with tools_on(graph) as tools:
-        data = await tools.data("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+        data = await tools.data("mail_read", {"message_id": ref("AAMkAGI2-read-0001=")})
     assert data["message"]["body"] == "Hello Adele,\n\n- one\n- two"
 
 
@@ -896,7 +910,7 @@ async def test_a_safe_links_wrapped_download_url_in_a_body_is_redacted(
         Reply.json(message_doc(f"Here is the file: {wrapped}\r\nThanks")),
     )
     async with tools_on(graph) as tools:
-        result = await tools.call("mail_read", {"message_id": "AAMkAGI2-read-0001="})
+        result = await tools.call("mail_read", {"message_id": ref("AAMkAGI2-read-0001=")})
     assert "tempauth" not in result["content"][0]["text"].lower()
 
 
@@ -938,7 +952,7 @@ async def test_mail_lists_ask_for_immutable_ids_on_every_page(graph: LoopbackSer
         await tools.data("mail_list", {"cursor": first["skipped"]["items"]["cursor"]})
     sent = graph.requests_to(path)
     assert len(sent) == 2
-    prefer = 'IdType="ImmutableId", outlook.timezone="UTC"'
+    prefer = 'IdType="ImmutableId"'  # times come back in UTC; the tools show them in the zone
     assert all(request.header("prefer") == prefer for request in sent)
 
 
@@ -957,7 +971,7 @@ async def test_a_cursor_into_another_drive_is_accepted_only_when_signed(
         data = await tools.data("files_list", {})
         cursor = data["skipped"]["items"]["cursor"]
         doc = cursor_payload(cursor)
-        forged_doc = {**doc, "u": doc["u"].replace("someone-else", "victim")}
+        forged_doc = {**doc, "p": {"link": doc["p"]["link"].replace("someone-else", "victim")}}
         raw = json.dumps(forged_doc, separators=(",", ":")).encode()
         forged = (
             base64.urlsafe_b64encode(raw).rstrip(b"=").decode() + "." + cursor.partition(".")[2]
@@ -1076,7 +1090,7 @@ SELECT_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("mail_folders", {}),
     ("mail_list", {}),
     ("mail_search", {"query": "budget"}),
-    ("mail_read", {"message_id": "AAMkAGI2-select-0000="}),
+    ("mail_read", {"message_id": ref("AAMkAGI2-select-0000=")}),
     ("files_list", {}),
     ("files_search", {"query": "budget"}),
     ("files_read", {"item_id": full_drive_item(0)["id"]}),
@@ -1097,7 +1111,7 @@ async def test_every_request_carries_select_and_a_complete_result_is_complete(
             data = result["structuredContent"]
             while "skipped" in data:  # only further pages may be left: follow them
                 assert set(data["skipped"]) == {"items"}, (tool, data["skipped"])
-                assert data["skipped"]["items"]["morePages"] is True
+                assert data["skipped"]["items"]["more_pages"] is True
                 result = await tools.call(
                     tool, {**arguments, "cursor": data["skipped"]["items"]["cursor"]}
                 )
@@ -1193,26 +1207,26 @@ async def test_files_read_reaches_the_end_of_a_2_6_mb_log_one_window_a_call(
         middle = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": 2_300_038})
         after = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": middle["skipped"]["text"]["nextOffset"]},
+            {"item_id": "01LOOPBACKFILE", "offset": middle["skipped"]["text"]["next_offset"]},
         )
     window = DEFAULT_LIMITS.text_window_bytes
     edge = TOKEN_EDGE_BYTES
     # -1,000 falls inside a word: the window starts at that word, never in its middle
-    tail_start = tail["content"]["fromByte"]
+    tail_start = tail["content"]["from_byte"]
     assert len(data) - 1_000 - 60 < tail_start <= len(data) - 1_000
     assert data[tail_start - 1 : tail_start] in (b" ", b"\n")
     assert tail["content"]["text"] == data[tail_start:].decode("utf-8")
     assert tail["content"]["text"].endswith("the last line: disk full €\n")
-    assert tail["skipped"]["text"]["bytesBefore"] == tail_start
-    assert "nextOffset" not in tail["skipped"]["text"]
+    assert tail["skipped"]["text"]["bytes_before"] == tail_start
+    assert "next_offset" not in tail["skipped"]["text"]
     # 2,300,038 is the second byte of the "é" of "café": the window starts at "café"
-    start = middle["content"]["fromByte"]
+    start = middle["content"]["from_byte"]
     assert data[start : start + 5] == "café".encode() and data[start - 1 : start] == b" "
-    end = middle["content"]["toByte"]
+    end = middle["content"]["to_byte"]
     assert middle["content"]["text"] == data[start:end].decode("utf-8")
     assert len(middle["content"]["text"]) <= DEFAULT_LIMITS.body_chars
     assert data[end - 1 : end] in (b" ", b"\n"), "a window ends between words"
-    assert after["content"]["fromByte"] == end, "the next window starts where this one ended"
+    assert after["content"]["from_byte"] == end, "the next window starts where this one ended"
     assert [r.header("range") for r in files.requests] == [
         f"bytes={len(data) - 1_000 - edge}-{len(data) - 1_000 + window - 1}",
         f"bytes={2_300_038 - edge}-{2_300_038 + window - 1}",
@@ -1230,8 +1244,8 @@ async def test_files_read_from_a_host_that_ignores_range_is_still_one_bounded_wi
         head = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
     content = tail["structuredContent"]["content"]
     assert content["text"] == data[-500:].decode("utf-8")
-    assert content["fromByte"] == len(data) - 500 and content["totalBytes"] == len(data)
-    assert head["content"]["text"] == data[: head["content"]["toByte"]].decode("utf-8")
+    assert content["from_byte"] == len(data) - 500 and content["total_bytes"] == len(data)
+    assert head["content"]["text"] == data[: head["content"]["to_byte"]].decode("utf-8")
     chars = DEFAULT_LIMITS.body_chars
     assert chars - 60 < len(head["content"]["text"]) <= chars
 
@@ -1251,7 +1265,7 @@ async def test_files_read_offset_at_or_past_the_end_is_a_clear_error(
         files.requests[0].header("range") == f"bytes=0-{299 + DEFAULT_LIMITS.text_window_bytes - 1}"
     )
     # the last byte is inside a 300-byte word, read whole: serving goes on
-    assert last["content"]["text"] == "x" * 300 and last["content"]["fromByte"] == 0
+    assert last["content"]["text"] == "x" * 300 and last["content"]["from_byte"] == 0
 
 
 async def test_a_negative_offset_on_a_document_is_refused_in_our_words(
@@ -1284,7 +1298,7 @@ async def test_a_secret_link_is_never_split_between_two_windows(
         first = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
         follow = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": first["skipped"]["text"]["nextOffset"]},
+            {"item_id": "01LOOPBACKFILE", "offset": first["skipped"]["text"]["next_offset"]},
         )
         inside = await tools.data(
             "files_read", {"item_id": "01LOOPBACKFILE", "offset": len(prefix) + cut}
@@ -1292,8 +1306,8 @@ async def test_a_secret_link_is_never_split_between_two_windows(
     shown = first["content"]["text"] + follow["content"]["text"] + inside["content"]["text"]
     for secret in ("tempauth", "eyJ0eXAiOiJKV1QiLCJh", "JKV1Qi", "download.aspx?"):
         assert secret not in shown
-    assert first["content"]["toByte"] == len(prefix), "the first window ends before the link"
-    assert inside["content"]["fromByte"] == len(prefix), "an offset inside it moves to its start"
+    assert first["content"]["to_byte"] == len(prefix), "the first window ends before the link"
+    assert inside["content"]["from_byte"] == len(prefix), "an offset inside it moves to its start"
 
 
 @pytest.mark.parametrize("size", [WINDOW - 1, WINDOW, WINDOW + 1])
@@ -1308,9 +1322,9 @@ async def test_one_window_is_text_window_bytes_at_most(
         first = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
     data_out = first["structuredContent"]
     assert data_out["content"]["text"] == data[:WINDOW].decode("ascii")
-    assert data_out["content"]["toByte"] == min(size, WINDOW)
+    assert data_out["content"]["to_byte"] == min(size, WINDOW)
     if size > WINDOW:
-        assert data_out["skipped"]["text"]["nextOffset"] == WINDOW
-        assert data_out["skipped"]["text"]["bytesAfter"] == 1
+        assert data_out["skipped"]["text"]["next_offset"] == WINDOW
+        assert data_out["skipped"]["text"]["bytes_after"] == 1
     else:
         assert "text" not in data_out["skipped"], "the whole file was read"
