@@ -75,10 +75,20 @@ def _flag(where: str, value: Any) -> bool:
     return value
 
 
-def _port(where: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65_535:
-        raise AccountsFileError(f"{where} must be a port number from 1 to 65535")
-    return value
+_SERVER = re.compile(r"^(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.\-]{1,253})(?::(\d{1,5}))?$")
+
+
+def _server(where: str, value: Any) -> str:
+    """``HOST``, ``HOST:PORT`` or ``[v6]:PORT``, as the ``--imap`` and ``--smtp`` flags."""
+    match = _SERVER.match(_text(where, value).strip())
+    if match is None or (match.group(2) and not 1 <= int(match.group(2)) <= 65_535):
+        raise AccountsFileError(f"{where} must be HOST or HOST:PORT (a port from 1 to 65535)")
+    return str(value).strip()
+
+
+def _host_of(server: str) -> str:
+    match = _SERVER.match(server)
+    return match.group(1).strip("[]") if match else server
 
 
 def _one_of(*choices: str) -> Check:
@@ -115,16 +125,15 @@ PROVIDER_SETTINGS: Mapping[str, Mapping[str, Check]] = {
         "client_cert": _text,
         "client_cert_thumbprint": _text,
     },
-    "imap": {
-        "host": _text,
-        "port": _port,
-        "security": _one_of(*_SECURITY),
-        "user": _text,
-        "smtp_host": _text,
-        "smtp_port": _port,
+    "imap": {  # the flags' names (issue 19: --imap HOST[:PORT], --imap-user, ...)
+        "imap": _server,
+        "imap_user": _text,
+        "imap_security": _one_of(*_SECURITY),
+        "smtp": _server,
         "smtp_security": _one_of(*_SECURITY),
         "smtp_user": _text,
         "from": _text,
+        "append_sent": _flag,
     },
     "gmail": {
         "api_root": _root,
@@ -133,7 +142,7 @@ PROVIDER_SETTINGS: Mapping[str, Mapping[str, Check]] = {
 }
 """The settings each provider takes (issues 18-20); any other key is refused."""
 
-REQUIRED_SETTINGS: Mapping[str, tuple[str, ...]] = {"imap": ("host", "user")}
+REQUIRED_SETTINGS: Mapping[str, tuple[str, ...]] = {"imap": ("imap", "imap_user")}
 
 
 @dataclass(frozen=True)
@@ -274,9 +283,9 @@ def _loopback(host: str) -> bool:
 
 def _refuse_plain_off_loopback(where: str, settings: Mapping[str, Any]) -> None:
     """``security = "plain"`` sends a password in the clear: only to this machine."""
-    for security, host in (("security", "host"), ("smtp_security", "smtp_host")):
-        target = settings.get(host, settings.get("host"))
-        if settings.get(security) == "plain" and not (target and _loopback(str(target))):
+    for security, server in (("imap_security", "imap"), ("smtp_security", "smtp")):
+        target = settings.get(server, settings.get("imap"))
+        if settings.get(security) == "plain" and not (target and _loopback(_host_of(target))):
             raise AccountsFileError(
                 f"{where}: {security} = 'plain' is allowed only to a loopback address"
             )

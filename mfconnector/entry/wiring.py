@@ -446,8 +446,12 @@ def _file_sign_in(spec: AccountSpec, place: BuildPlace, gates: Gates) -> SignIn:
 
 PROVIDER_BUILDERS: dict[str, AccountBuilder] = {"graph": _graph_from_spec}
 """Provider name -> the builder of its accounts. IMAP and Gmail plug in with one line each
-(``"imap": imap_account_from_spec``) when their backends are part of this server; until
-then their accounts are refused at start-up with "not built into this server"."""
+(``"imap": _imap_from_spec``) when their backends are part of this server: a builder takes
+the checked table (``spec.settings``: the keys of ``accounts_file.PROVIDER_SETTINGS``,
+never a secret), the gates (``spec.gates``) and ``place`` (flags, limits, mode,
+environment, where it reads its secrets: ``providers.secret_variable``), and returns the
+``ServedAccount``. Until then their accounts are refused at start-up with "not built into
+this server"."""
 
 
 def _several_accounts(

@@ -22,7 +22,6 @@ from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any
 
-
 from mfconnector.errors import LOGIN_HINT, GraphError, GraphThrottledError, GraphTimeoutError
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.net.tls import TLS_HINT, certificate_problem

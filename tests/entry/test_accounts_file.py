@@ -33,14 +33,13 @@ enable_send = true
 [[account]]
 name = "home"
 provider = "imap"
-host = "imap.example.org"
-port = 993
-security = "tls"
-user = "me@example.org"
-smtp_host = "smtp.example.org"
-smtp_port = 587
+imap = "imap.example.org:993"
+imap_security = "tls"
+imap_user = "me@example.org"
+smtp = "smtp.example.org:587"
 smtp_security = "starttls"
 from = "Me <me@example.org>"
+append_sent = false
 enable_writes = true
 enable_delete = true
 
@@ -61,7 +60,7 @@ def refused(text: str, limits: object = LIMITS) -> str:
 def accounts(count: int, provider: str = "graph") -> str:
     return "".join(
         f'[[account]]\nname = "a{i}"\nprovider = "{provider}"\n'
-        + ('host = "h"\nuser = "u"\n' if provider == "imap" else "")
+        + ('imap = "h"\nimap_user = "u"\n' if provider == "imap" else "")
         for i in range(count)
     )
 
@@ -78,7 +77,8 @@ def test_the_documented_example_is_read_in_order_with_its_settings_and_gates() -
     assert work.settings["tenant"] == "contoso.onmicrosoft.com"
     assert work.settings["all_files"] is True
     assert home.gates == {"writes", "delete"}
-    assert home.settings["port"] == 993 and home.settings["from"] == "Me <me@example.org>"
+    assert home.settings["imap"] == "imap.example.org:993"
+    assert home.settings["from"] == "Me <me@example.org>" and home.settings["append_sent"] is False
     assert personal.gates == frozenset()
     assert personal.settings == {
         "api_root": "http://127.0.0.1:8123",
@@ -92,7 +92,7 @@ def test_the_documented_example_is_read_in_order_with_its_settings_and_gates() -
 )
 def test_a_secret_key_is_refused_by_name_and_its_value_never_repeated(key: str) -> None:
     text = (
-        '[[account]]\nname = "home"\nprovider = "imap"\nhost = "h"\nuser = "u"\n'
+        '[[account]]\nname = "home"\nprovider = "imap"\nimap = "h"\nimap_user = "u"\n'
         f'{key} = "hunter2-s3cr3t"\n'
     )
     message = refused(text)
@@ -126,18 +126,33 @@ def test_bad_toml_names_the_line_in_our_words() -> None:
         ('[[account]]\nprovider = "graph"\n', "account #1 has no `name`"),
         ('[[account]]\nname = "x"\n', "account 'x': unknown provider none"),
         ('[[account]]\nname = "x"\nprovider = "exchange"\n', "unknown provider 'exchange'"),
-        ('[[account]]\nname = "x"\nprovider = "graph"\nhost = "h"\n', "unknown key 'host'"),
+        ('[[account]]\nname = "x"\nprovider = "graph"\nimap = "h"\n', "unknown key 'imap'"),
+        ('[[account]]\nname = "x"\nprovider = "imap"\nhost = "h"\n', "unknown key 'host'"),
         ('[[account]]\nname = "x"\nprovider = "graph"\nall_files = "yes"\n', "true or false"),
         ('[[account]]\nname = "x"\nprovider = "graph"\ncloud = "mars"\n', "global, usgov"),
-        ('[[account]]\nname = "x"\nprovider = "imap"\nuser = "u"\n', "needs 'host'"),
+        ('[[account]]\nname = "x"\nprovider = "imap"\nimap_user = "u"\n', "needs 'imap'"),
+        ('[[account]]\nname = "x"\nprovider = "imap"\nimap = "h"\n', "needs 'imap_user'"),
         (
-            '[[account]]\nname = "x"\nprovider = "imap"\nhost = "h"\nuser = "u"\nport = 0\n',
-            "port number",
+            '[[account]]\nname = "x"\nprovider = "imap"\nimap = "h:0"\nimap_user = "u"\n',
+            "HOST or HOST:PORT",
         ),
         (
-            '[[account]]\nname = "x"\nprovider = "imap"\nhost = "mail.example.org"\n'
-            'user = "u"\nsecurity = "plain"\n',
-            "only to a loopback address",
+            '[[account]]\nname = "x"\nprovider = "imap"\nimap = "h:99999"\nimap_user = "u"\n',
+            "a port from 1 to 65535",
+        ),
+        (
+            '[[account]]\nname = "x"\nprovider = "imap"\nimap = "h h"\nimap_user = "u"\n',
+            "HOST or HOST:PORT",
+        ),
+        (
+            '[[account]]\nname = "x"\nprovider = "imap"\nimap = "mail.example.org"\n'
+            'imap_user = "u"\nimap_security = "plain"\n',
+            "imap_security = 'plain' is allowed only to a loopback address",
+        ),
+        (
+            '[[account]]\nname = "x"\nprovider = "imap"\nimap = "127.0.0.1:1143"\n'
+            'imap_user = "u"\nsmtp = "smtp.example.org"\nsmtp_security = "plain"\n',
+            "smtp_security = 'plain' is allowed only to a loopback address",
         ),
         (
             '[[account]]\nname = "x"\nprovider = "gmail"\napi_root = "http://gmail.example"\n',
@@ -162,10 +177,11 @@ def test_each_malformed_input_is_refused_clearly(text: str, expected: str) -> No
 
 def test_a_plain_imap_connection_to_loopback_is_allowed() -> None:
     text = (
-        '[[account]]\nname = "x"\nprovider = "imap"\nhost = "127.0.0.1"\nuser = "u"\n'
-        'security = "plain"\nsmtp_security = "plain"\n'
+        '[[account]]\nname = "x"\nprovider = "imap"\nimap = "127.0.0.1:1143"\n'
+        'imap_user = "u"\nimap_security = "plain"\nsmtp = "[::1]:2525"\n'
+        'smtp_security = "plain"\n'
     )
-    assert parse_accounts(text, LIMITS)[0].settings["security"] == "plain"
+    assert parse_accounts(text, LIMITS)[0].settings["smtp"] == "[::1]:2525"
 
 
 def clashing_names() -> tuple[str, str]:

@@ -294,7 +294,9 @@ def start_up(
     return lines[0]
 
 
-IMAP = '[[account]]\nname = "home"\nprovider = "imap"\nhost = "imap.example.org"\nuser = "me"\n'
+IMAP = (
+    '[[account]]\nname = "home"\nprovider = "imap"\nimap = "imap.example.org"\nimap_user = "me"\n'
+)
 
 
 @pytest.mark.slow
