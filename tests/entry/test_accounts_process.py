@@ -146,7 +146,7 @@ def test_a_cursor_of_one_account_is_refused_for_another(demo: Server) -> None:
     cursor = first["skipped"]["items"]["cursor"]
     refused = error_of(demo.call("mail_list", account="home", cursor=cursor, limit=2))
     assert refused["error_code"] == "invalid_arguments"
-    assert "cursor" in refused["message"]
+    assert "listing of another account, mailbox or drive" in refused["message"]
     again = demo.call("mail_list", account="work", cursor=cursor, limit=2)
     assert "structuredContent" in again, again  # a page (incomplete: more follow), no error
     assert rows(again["structuredContent"])[0]["id"] not in {r["id"] for r in rows(first)}
@@ -192,6 +192,16 @@ def test_account_status_lists_each_account_with_its_provider_and_capabilities(
     assert named["account"]["account"].endswith(" home")
 
 
+@pytest.mark.slow
+def test_a_files_cursor_of_one_account_is_refused_for_another(demo: Server) -> None:
+    first = demo.call("files_list", account="work", limit=2)["structuredContent"]
+    cursor = first["skipped"]["items"]["cursor"]
+    refused = error_of(demo.call("files_list", account="home", cursor=cursor, limit=2))
+    assert refused["error_code"] == "invalid_arguments"
+    assert "listing of another account, mailbox or drive" in refused["message"]
+    assert "structuredContent" in demo.call("files_list", account="work", cursor=cursor, limit=2)
+
+
 # --- two loopback Graph servers: each call goes to its own account's Graph -----------------
 
 
@@ -210,6 +220,22 @@ def inbox(server: LoopbackServer, subject: str) -> None:
         return Reply.json(doc)
 
     server.route("GET", "/v1.0/me/mailFolders/inbox/messages", answer)
+    server.route(
+        "GET",
+        "/v1.0/me/drive/root/children",
+        Reply.json(
+            {
+                "value": [
+                    {
+                        "id": f"01{subject[:4].upper()}ITEM{i}",
+                        "name": f"{subject} {i}.txt",
+                        "size": 10,
+                    }
+                    for i in range(2)
+                ]
+            }
+        ),
+    )
 
 
 @pytest.fixture
@@ -244,6 +270,16 @@ def test_each_account_reads_its_own_graph(
     theirs = rows(server.call("mail_list", account="work", limit=2)["structuredContent"])
     assert [r["subject"] for r in theirs] == ["Work mail 0", "Work mail 1"]
     assert all(r["id"].startswith(WORK + ".") for r in theirs)
+
+
+@pytest.mark.slow
+def test_each_account_lists_its_own_drive(
+    loopback: tuple[Server, LoopbackServer, LoopbackServer],
+) -> None:
+    server, work, home = loopback
+    listed = server.call("files_list", account="work")["structuredContent"]
+    assert [row["name"] for row in rows(listed, "items")] == ["Work mail 0.txt", "Work mail 1.txt"]
+    assert work.requests_to("/v1.0/me/drive/root/children") and home.requests == []
 
 
 @pytest.mark.slow
