@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from mfconnector.auth import StaticTokenProvider, TokenProvider, UnavailableTokenProvider
 from mfconnector.auth.config import auth_config_from_args, mailbox_argument
 from mfconnector.entry.accounts_file import AccountsFileError, AccountSpec, load_accounts_file
-from mfconnector.entry.instructions import server_instructions
+from mfconnector.entry.instructions import accounts_sentence, server_instructions
 from mfconnector.entry.providers import AccountBuilder, BuildPlace, ServedAccount
 from mfconnector.entry.routing import account_contexts, file_gate_errors, routed_tools
 from mfconnector.entry.signin import sign_in_config
@@ -286,11 +286,15 @@ def build_server(context: ToolContext, gates: Gates) -> McpServer:
     ``gates`` is every gate some account opens, and each tool takes ``account``."""
     offered = [account.mail.capabilities for account in context.accounts or ()]
     hidden = hidden_tools(gates, offered)
+    instructions = server_instructions(gates)
+    if context.accounts is not None and context.accounts.several:
+        names = [account.name for account in context.accounts]
+        instructions = f"{accounts_sentence(names)} {instructions}"
     return McpServer(
         routed_tools(listed_tools(gates, offered), context, context.per_account),
         context,
         file_gate_errors(hidden) if context.per_account else hidden,
-        server_instructions(gates),
+        instructions,
     )
 
 

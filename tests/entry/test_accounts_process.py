@@ -117,6 +117,12 @@ def test_every_tool_takes_the_account_and_only_the_opened_gates_are_listed(demo:
 
 
 @pytest.mark.slow
+def test_the_instructions_name_the_accounts_first(demo: Server) -> None:
+    instructions = demo.ask("server/discover")["instructions"]
+    assert instructions.startswith("This server serves 2 accounts (work, home): every tool")
+
+
+@pytest.mark.slow
 def test_a_call_without_or_with_an_unknown_account_is_refused_and_serving_continues(
     demo: Server,
 ) -> None:
