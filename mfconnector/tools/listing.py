@@ -92,13 +92,16 @@ def cursor_scope(
 ) -> dict[str, Any]:
     """What every cursor of this server is bound to: the account (mode, fixture source,
     Graph root, user path) plus the mailbox or drive a tool names in ``extra``."""
-    return {
+    scope = {
         "mode": ctx.mode,
         "source": ctx.source,
         "root": root,
         "user": ctx.user_path,
         **(extra or {}),
     }
+    if ctx.account_name is not None:  # several accounts: one account's cursor is its own
+        scope["account"] = ctx.account_name
+    return scope
 
 
 async def fetch_page(
