@@ -548,9 +548,36 @@ def _file_sign_in(spec: AccountSpec, place: BuildPlace, gates: Gates) -> SignIn:
     )
 
 
-PROVIDER_BUILDERS: dict[str, AccountBuilder] = {"graph": _graph_from_spec}
-"""Provider name -> the builder of its accounts. IMAP and Gmail plug in with one line each
-(``"imap": _imap_from_spec``) when their backends are part of this server: a builder takes
+def _imap_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
+    """An IMAP/SMTP account of the file; its passwords from ``MFC_IMAP_PASSWORD_<NAME>`` /
+    ``MFC_SMTP_PASSWORD_<NAME>`` or the OS keyring, never the file."""
+    from mfconnector.imap.account import imap_account, imap_settings_from_table
+    from mfconnector.imap.errors import MailSettingsError
+    from mfconnector.net.settings import network_settings_from_args
+
+    try:
+        network = network_settings_from_args(place.args, place.env)
+        settings = imap_settings_from_table(
+            spec.name, dict(spec.settings), place.env, ca_file=network.ca_file
+        )
+    except MailSettingsError as error:
+        raise UsageError(f"--accounts: {error}") from None
+    account = imap_account(settings, place.limits, frozenset(spec.gates))
+
+    def no_graph() -> GraphClient:
+        raise UsageError(f"account {spec.name!r} is an IMAP account: it has no files")
+
+    graph = LazyGraph(no_graph)
+    provider = StaticTokenProvider(FIXTURE_TOKEN, account=spec.name)
+    return ServedAccount(account, provider, graph, graph.aclose)
+
+
+PROVIDER_BUILDERS: dict[str, AccountBuilder] = {
+    "graph": _graph_from_spec,
+    "imap": _imap_from_spec,
+}
+"""Provider name -> the builder of its accounts. Gmail plugs in with one line (``"gmail":
+_gmail_from_spec``) when its builder is written: a builder takes
 the checked table (``spec.settings``: the keys of ``accounts_file.PROVIDER_SETTINGS``,
 never a secret), the gates (``spec.gates``) and ``place`` (flags, limits, mode,
 environment, where it reads its secrets: ``providers.secret_variable``), and returns the

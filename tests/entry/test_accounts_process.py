@@ -351,7 +351,12 @@ IMAP = (
             None,
             "key 'account.password' would put a secret in the file",
         ),
-        (IMAP, (), None, "provider 'imap' is not built into this server"),
+        (
+            IMAP.replace('"imap.example.org"', '"imap.example.org"\nimap_security = "plain"'),
+            (),
+            None,
+            "plain",
+        ),
         ('[[account]]\nname = "g"\nprovider = "gmail"\n', (), None, "'gmail' is not built into"),
         (TWO_ACCOUNTS, ("--tenant", "contoso.com"), None, "--tenant defines the one account"),
         (TWO_ACCOUNTS, ("--enable-send",), None, "--enable-send defines the one account"),
