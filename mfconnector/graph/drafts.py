@@ -21,7 +21,7 @@ from mfconnector.mail.model import Person
 from mfconnector.mail.outgoing import DraftContent
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mail_backend import GraphMailbox
+    from mfconnector.graph.mailbox import GraphMailbox
 
 __all__ = [
     "DRAFT_SELECT",
@@ -58,7 +58,7 @@ FILE_ATTACHMENT = "#microsoft.graph.fileAttachment"
 
 def message_path(box: GraphMailbox, native: str) -> str:
     """A message's Graph path; an id that is not Outlook's is refused before any request."""
-    from mfconnector.graph.mail_backend import OUTLOOK_ID  # the one Outlook-id rule
+    from mfconnector.graph.mailbox import OUTLOOK_ID  # the one Outlook-id rule
 
     if not OUTLOOK_ID.match(native):
         raise StaleReference(

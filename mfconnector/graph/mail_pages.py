@@ -21,7 +21,7 @@ from mfconnector.mail.model import Page, Position
 from mfconnector.mail.query import PageRequest
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mail_backend import GraphMailbox
+    from mfconnector.graph.mailbox import GraphMailbox
 
 __all__ = ["RawPage", "fetch_page", "link_of"]
 
