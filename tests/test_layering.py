@@ -307,53 +307,7 @@ def _short(module: str) -> str:
     return module.removeprefix(f"{ROOT}.")
 
 
-KNOWN_VIOLATIONS = frozenset(
-    {
-        # Graph writes still raise the acting layer's errors; as_write_error moves into the
-        # Graph backend (issue 18 §2, "Graph is one backend").
-        "graph.upload_session -> writes.errors",  # issue 18 §2: as_write_error to the backend
-        "graph.write_call -> writes.errors",  # issue 18 §2: writes become a GraphClient method
-        # Tools still speak Graph; they move to the MailBackend/FilesBackend protocols and the
-        # Graph halves of tools/ move under the backend (issue 18 §1 and §2).
-        "tools.acting -> graph.folders",  # issue 18 §2: folder names belong to the backend
-        "tools.attachment_sources -> graph.spool",  # issue 18 §2: Graph half of the tools
-        "tools.attachment_sources -> graph.upload_session",  # issue 18 §2: the backend uploads
-        "tools.attachment_sources -> graph.urls",  # issue 18 §2: Graph paths to the backend
-        "tools.attachment_sources -> graph.write_call",  # issue 18 §2: writes in the backend
-        "tools.attachments -> graph.urls",  # issue 18 §1: tools read the neutral model
-        "tools.base -> auth",  # issue 18 §2/§3: the token provider sits behind the backend
-        "tools.base -> graph.client",  # issue 18 §1: ToolContext hands out a MailBackend
-        "tools.base -> graph.cursor",  # issue 18 §3: cursors bound to neutral references
-        "tools.documents -> graph.client",  # issue 18 §1: FilesBackend downloads
-        "tools.documents -> graph.spool",  # issue 18 §1: FilesBackend downloads
-        "tools.drives -> graph.urls",  # issue 18 §1: FilesBackend
-        "tools.files -> graph.client",  # issue 18 §1: FilesBackend
-        "tools.files -> graph.urls",  # issue 18 §1: FilesBackend
-        "tools.listing -> graph.cursor",  # issue 18 §3: page positions in the model
-        "tools.listing -> graph.urls",  # issue 18 §1: the backend owns queries and paging
-        "tools.mail -> graph.urls",  # issue 18 §2: Graph half of tools/mail*
-        "tools.mail_write -> graph.urls",  # issue 18 §2: Graph half of the acting tools
-        "tools.mail_write -> graph.write_call",  # issue 18 §2: writes in the backend
-        "tools.mailbox -> graph.folders",  # issue 18 §2: Graph half of tools/mailbox
-        "tools.mailbox -> graph.urls",  # issue 18 §2: Graph half of tools/mailbox
-        "tools.reading -> graph.urls",  # issue 18 §1: tools read the neutral model
-        "tools.send -> graph.urls",  # issue 18 §2: Graph half of tools/send
-        "tools.send -> graph.write_call",  # issue 18 §2: writes in the backend
-        # The neutral parts of writes/ become the actions layer below the tools, and its
-        # Graph parts move to the backend (issue 18 §2).
-        "writes.audit -> tools.base",  # issue 18 §2: nothing below imports the tools
-        "writes.folder_policy -> graph.folders",  # issue 18 §2: policy over neutral folders
-        "writes.folder_policy -> graph.urls",  # issue 18 §2: policy over neutral folders
-        "writes.folder_policy -> tools.base",  # issue 18 §2: nothing below imports the tools
-        "writes.message -> graph.spool",  # issue 18 §2: writes/message moves to the backend
-        "writes.message -> graph.urls",  # issue 18 §2: writes/message moves to the backend
-        "writes.message -> tools.base",  # issue 18 §2: writes/message moves to the backend
-        "writes.setup -> tools.base",  # issue 18 §2: nothing below imports the tools
-        # Cycles (issue 18 §2: "no import cycle anywhere").
-        "cycle: tools.base, writes.setup",  # issue 18 §2: writes/setup below the tools
-        "cycle: tools.acting, tools.attachment_sources",  # issue 18 §2: acting tools ported
-    }
-)
+KNOWN_VIOLATIONS: frozenset[str] = frozenset()
 """What breaks the table or makes a cycle today, and which issue section removes it."""
 
 

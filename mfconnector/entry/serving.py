@@ -69,7 +69,7 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
 
 def _say_sign_in_blocker(context: ToolContext) -> None:
     """Live mode that cannot sign in as configured says why at start-up (every tool will)."""
-    provider = context.token_provider
+    provider = context.sign_in
     if isinstance(provider, UnavailableTokenProvider):
         error = provider.error
         hint = f" ({error.hint})" if error.hint else ""

@@ -55,11 +55,11 @@ class UsageError(Exception):
 
 
 class LazyGraph:
-    """The tools' Graph client, created by ``make`` on the first call that needs one.
+    """The Graph client of this server's account backends, created by ``make`` on the first
+    call that needs one.
 
-    It is the ``graph_factory`` of the :class:`ToolContext`: awaiting it gives the one client
-    of this server, built on first use, so a server that only lists tools never imports
-    httpx. ``aclose`` closes the client if one was made.
+    Awaiting it gives the one client of this server, built on first use, so a server that
+    only lists tools never imports httpx. ``aclose`` closes the client if one was made.
     """
 
     def __init__(self, make: Callable[[], GraphClient]) -> None:
@@ -176,24 +176,21 @@ def build_context(
         limits=limits,
         mode=mode,
         allow_partial=bool(args.allow_partial),
-        token_provider=sign_in.token_provider,
-        graph_factory=graph,
+        sign_in=sign_in.token_provider,
         user_path=sign_in.user_path,
         source=source,
         writes=_write_setup(args, limits, gates, sign_in.cloud, mode=mode),
         mailbox=mailbox_argument(args),
         time_zone=_time_zone(args),
-        all_files=sign_in.all_files,
-        accounts=_accounts(graph, limits, sign_in.user_path, sign_in.cloud, gates),
+        accounts=_accounts(graph, limits, sign_in, gates),
     )
     return context, graph
 
 
-def _accounts(
-    graph: LazyGraph, limits: Limits, user_path: str, cloud: str, gates: Gates
-) -> AccountSet:
+def _accounts(graph: LazyGraph, limits: Limits, sign_in: SignIn, gates: Gates) -> AccountSet:
     """One Microsoft 365 account, ``default``, served through Graph, in its cloud (which
-    decides what it offers) and with the gates in force."""
+    decides what it offers), with its files (other drives with ``--all-files``) and the
+    gates in force."""
     from mfconnector.graph.mail_backend import graph_account
     from mfconnector.mail.accounts import AccountSet
 
@@ -203,9 +200,10 @@ def _accounts(
                 DEFAULT_ACCOUNT,
                 graph,
                 limits,
-                own_path=user_path,
-                cloud=cloud,
+                own_path=sign_in.user_path,
+                cloud=sign_in.cloud,
                 gates=frozenset(gates.names),
+                all_files=sign_in.all_files,
             )
         ]
     )
@@ -263,10 +261,12 @@ def _time_zone(args: argparse.Namespace) -> str | None:
 def build_server(context: ToolContext, gates: Gates) -> McpServer:
     """The MCP server for ``context``: the tools the gates list, what the hidden ones
     answer, and instructions that say what the open gates allow."""
-    offered = [account.mail.capabilities for account in context.accounts or ()]
+    accounts = list(context.accounts or ())
+    offered = [account.mail.capabilities for account in accounts]
+    files = not accounts or any(account.files is not None for account in accounts)
     return McpServer(
-        listed_tools(gates, offered),
+        listed_tools(gates, offered, files=files),
         context,
-        hidden_tools(gates, offered),
+        hidden_tools(gates, offered, files=files),
         server_instructions(gates),
     )

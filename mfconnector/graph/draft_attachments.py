@@ -26,7 +26,7 @@ from mfconnector.mail.failures import Unsupported
 from mfconnector.mail.outgoing import DraftAttachment
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mail_backend import GraphMailbox
+    from mfconnector.graph.mailbox import GraphMailbox
 
 __all__ = ["attach_all", "resolve", "source_version"]
 

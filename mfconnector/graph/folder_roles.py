@@ -21,7 +21,7 @@ from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.graph.urls import quote_segment
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mail_backend import GraphMailbox
+    from mfconnector.graph.mailbox import GraphMailbox
 
 __all__ = ["GRAPH_ROLES", "ROLE_NAMES", "folder_role", "well_known_ids"]
 

@@ -46,7 +46,7 @@ from mfconnector.mail.refs import Reference
 from mfconnector.reporting import report_progress
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mail_backend import ClientFactory, GraphMailbox, GraphMailCaches
+    from mfconnector.graph.mailbox import ClientFactory, GraphMailbox, GraphMailCaches
     from mfconnector.limits import Limits
     from mfconnector.mail.refs import AccountTag
 

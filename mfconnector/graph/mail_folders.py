@@ -16,9 +16,9 @@ import trio
 
 from mfconnector.errors import ToolError, ToolInputError
 from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS
-from mfconnector.graph.mail_backend import looks_like_folder_id, outlook_native
 from mfconnector.graph.mail_model import FOLDER_SELECT, ROLE_FOLDERS, folder_of
 from mfconnector.graph.mail_pages import fetch_page
+from mfconnector.graph.mailbox import looks_like_folder_id, outlook_native
 from mfconnector.graph.urls import quote_segment
 from mfconnector.mail.failures import StaleReference
 from mfconnector.mail.model import FOLDER_ROLES, Folder, Page
@@ -26,7 +26,7 @@ from mfconnector.mail.query import PageRequest
 from mfconnector.mail.refs import REFERENCE_PATTERN, parse_reference
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mail_backend import GraphMailbox
+    from mfconnector.graph.mailbox import GraphMailbox
 
 __all__ = ["folder_names", "folder_segment", "list_folders", "resolve_folder"]
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from mfconnector.errors import ToolInputError
-from mfconnector.graph.mail_backend import outlook_native
 from mfconnector.graph.mail_folders import folder_names, folder_segment
 from mfconnector.graph.mail_model import (
     ATTACHMENT_SELECT,
@@ -30,6 +29,7 @@ from mfconnector.graph.mail_model import (
     summary_of,
 )
 from mfconnector.graph.mail_pages import RawPage, fetch_page
+from mfconnector.graph.mailbox import outlook_native
 from mfconnector.graph.urls import quote_segment
 from mfconnector.mail.backend import AttachmentContent, OnBytes, Spooled
 from mfconnector.mail.model import Attachment, Body, Folder, Message, MessageSummary, Page
@@ -39,7 +39,7 @@ from mfconnector.shaping import redact_text
 from mfconnector.textconv import convert_html
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mail_backend import GraphMailbox
+    from mfconnector.graph.mailbox import GraphMailbox
 
 __all__ = [
     "attachment",

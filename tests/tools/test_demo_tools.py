@@ -43,7 +43,7 @@ from mfconnector.graph.client import GraphClient
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools.base import ToolContext
-from tests.support.harness import MODERN, open_session, request
+from tests.support.harness import MODERN, graph_accounts, open_session, request
 from tests.tools.test_tools_canned import DemoClient, RecordingTransport, Tap, assert_no_secrets
 
 ERAS = ["2026-07-28", "2025-11-25", "2025-06-18"]
@@ -104,10 +104,10 @@ def demo_context(
         limits=limits,
         mode="demo",
         allow_partial=allow_partial,
-        token_provider=tokens,
-        graph_factory=graph,
+        sign_in=tokens,
         user_path="/me",
         source=DEMO_SOURCE,
+        accounts=graph_accounts(graph, limits, all_files=True),
     )
     return ctx, client, transport, emulator
 
