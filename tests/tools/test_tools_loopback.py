@@ -29,10 +29,17 @@ from mfconnector.graph.cursor import canonical_link
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools import ALL_TOOLS
 from mfconnector.tools.base import ToolContext
-from mfconnector.tools.listing import cursor_scope
 from mfconnector.tools.text_window import TOKEN_EDGE_BYTES
 from tests.support.harness import MODERN, client_context, open_session, request, rows
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
+
+FILE_REF = "msb.01LOOPBACKFILE"
+"""The loopback drive file as the server hands it out: a reference of account ``default``."""
+
+
+def ref(native: str) -> str:
+    """A Graph id as the server hands it out: an exact reference of account ``default``."""
+    return f"msb.{native}"
 from tests.support.mcp_schemas import assert_valid
 
 FAST = dataclasses.replace(
@@ -200,7 +207,7 @@ async def test_lists_at_or_under_the_cap_are_complete_in_one_request(
     graph_collection(graph, path, items)
     async with tools_on(graph) as tools:
         data = await tools.data(tool, arguments)
-    assert [item["id"] for item in rows(data, key)] == [item["id"] for item in items]
+    assert [item["id"] for item in rows(data, key)] == [ref(item["id"]) for item in items]
     assert "incomplete" not in data
     assert len(graph.requests) == 1
     assert query_of(graph.requests[0])["$top"] == str(CAP)
@@ -224,12 +231,12 @@ async def test_51_items_fetch_one_page_and_the_cursor_fetches_the_next_link(
         assert first["isError"] is True and data["incomplete"] is True
         assert len(rows(data, key)) == CAP
         skipped = data["skipped"]["items"]
-        assert skipped["morePages"] is True and "count" not in skipped
+        assert skipped["more_pages"] is True and "count" not in skipped
         rest = await tools.data(tool, {**arguments, "cursor": skipped["cursor"]})
     assert len(graph.requests) == 2
     assert query_of(graph.requests[1])["$skip"] == str(CAP)
     assert graph.requests[1].path == path
-    assert [i["id"] for i in rows(data, key) + rows(rest, key)] == [i["id"] for i in items]
+    assert [i["id"] for i in rows(data, key) + rows(rest, key)] == [ref(i["id"]) for i in items]
     assert "incomplete" not in rest
 
 
@@ -242,7 +249,7 @@ async def test_a_page_larger_than_asked_is_cut_and_continued_by_skip(
     async with tools_on(graph) as tools:
         data = await tools.data("mail_list", {})
         skipped = data["skipped"]["items"]
-        assert skipped["morePages"] is False and skipped["count"] == 1
+        assert skipped["more_pages"] is False and skipped["count"] == 1
         rest = await tools.data("mail_list", {"cursor": skipped["cursor"]})
     assert [m["id"] for m in rows(data) + rows(rest)] == [m["id"] for m in items]
     assert [r.target for r in graph.requests] == [graph.requests[0].target] * 2
@@ -405,7 +412,7 @@ async def test_a_signed_cursor_re_pointed_at_another_server_sends_nothing(
         data = await tools.data("mail_list", {})
         url = cursor_payload(data["skipped"]["items"]["cursor"])["u"]
         assert url.startswith(f"{graph.url}/v1.0/")
-        scope = cursor_scope(tools.ctx, f"{graph.url}/v1.0")
+        scope = {"account": tools.ctx.account({}).tag.tag, "mailbox": None}
         cases = [
             url.replace(graph.url, elsewhere.url),
             url.replace("127.0.0.1", "localhost"),
@@ -544,7 +551,7 @@ async def test_a_next_link_outside_graph_is_not_followed(
     async with tools_on(graph) as tools:
         data = await tools.data("mail_list", {})
     skipped = data["skipped"]["items"]
-    assert skipped["morePages"] is True and skipped["cursor"] is None and skipped["note"]
+    assert skipped["more_pages"] is True and skipped["cursor"] is None and skipped["note"]
     assert elsewhere.url not in json.dumps(data)
     assert elsewhere.requests == []
 
@@ -584,17 +591,18 @@ async def test_files_read_follows_the_redirect_without_the_token(
         Reply(200, (("Content-Type", "text/plain; charset=utf-8"),), data_bytes),
     )
     async with tools_on(graph) as tools:
-        first = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+        first = await tools.call("files_read", {"item_id": FILE_REF})
         data = first["structuredContent"]
         rest = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": data["skipped"]["text"]["nextOffset"]},
+            {"item_id": FILE_REF, "offset": data["skipped"]["text"]["next_offset"]},
         )
     assert data["content"]["text"] + rest["content"]["text"] == text
-    assert data["content"]["totalBytes"] == len(data_bytes)
-    assert "item.@microsoft.graph.downloadUrl" in data["skipped"]["removed"]["paths"]
+    assert data["content"]["total_bytes"] == len(data_bytes)
+    # Graph sends the item's download URL unasked: the backend never picks it
+    assert "removed" not in data["skipped"] and "tempauth" not in json.dumps(data).lower()
     window = DEFAULT_LIMITS.text_window_bytes
-    cut = data["skipped"]["text"]["nextOffset"]
+    cut = data["skipped"]["text"]["next_offset"]
     assert [d.header("range") for d in files.requests] == [
         f"bytes=0-{window - 1}",
         f"bytes={cut - TOKEN_EDGE_BYTES}-{cut + window - 1}",
@@ -626,7 +634,7 @@ async def test_files_read_download_host_failure_hides_the_url(
     )
     files.route("GET", "/dl", Reply(403, body=f"expired {location}".encode()))
     async with tools_on(graph) as tools:
-        result = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+        result = await tools.call("files_read", {"item_id": FILE_REF})
     text = result["content"][0]["text"]
     error = json.loads(text)["error"]
     assert error["status"] == 403 and error["retry_safe"] is True and error["hint"]
@@ -844,7 +852,7 @@ async def test_body_at_the_cap(graph: LoopbackServer, length: int) -> None:
             assert "incomplete" not in data and first["isError"] is False
             return
         assert first["isError"] is True
-        assert data["skipped"]["text"]["nextOffset"] == BODY
+        assert data["skipped"]["text"]["next_offset"] == BODY
         assert data["skipped"]["text"]["totalChars"] == length
         assert data["message"]["body"] == text[:BODY]
         rest = await tools.call(
@@ -957,7 +965,7 @@ async def test_a_cursor_into_another_drive_is_accepted_only_when_signed(
         data = await tools.data("files_list", {})
         cursor = data["skipped"]["items"]["cursor"]
         doc = cursor_payload(cursor)
-        forged_doc = {**doc, "u": doc["u"].replace("someone-else", "victim")}
+        forged_doc = {**doc, "p": {"link": doc["p"]["link"].replace("someone-else", "victim")}}
         raw = json.dumps(forged_doc, separators=(",", ":")).encode()
         forged = (
             base64.urlsafe_b64encode(raw).rstrip(b"=").decode() + "." + cursor.partition(".")[2]
@@ -1097,7 +1105,7 @@ async def test_every_request_carries_select_and_a_complete_result_is_complete(
             data = result["structuredContent"]
             while "skipped" in data:  # only further pages may be left: follow them
                 assert set(data["skipped"]) == {"items"}, (tool, data["skipped"])
-                assert data["skipped"]["items"]["morePages"] is True
+                assert data["skipped"]["items"]["more_pages"] is True
                 result = await tools.call(
                     tool, {**arguments, "cursor": data["skipped"]["items"]["cursor"]}
                 )
@@ -1189,30 +1197,30 @@ async def test_files_read_reaches_the_end_of_a_2_6_mb_log_one_window_a_call(
     data = big_log(2_600_000)
     route_log(graph, files, data, ranged(data))
     async with tools_on(graph) as tools:
-        tail = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": -1_000})
-        middle = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": 2_300_038})
+        tail = await tools.data("files_read", {"item_id": FILE_REF, "offset": -1_000})
+        middle = await tools.data("files_read", {"item_id": FILE_REF, "offset": 2_300_038})
         after = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": middle["skipped"]["text"]["nextOffset"]},
+            {"item_id": FILE_REF, "offset": middle["skipped"]["text"]["next_offset"]},
         )
     window = DEFAULT_LIMITS.text_window_bytes
     edge = TOKEN_EDGE_BYTES
     # -1,000 falls inside a word: the window starts at that word, never in its middle
-    tail_start = tail["content"]["fromByte"]
+    tail_start = tail["content"]["from_byte"]
     assert len(data) - 1_000 - 60 < tail_start <= len(data) - 1_000
     assert data[tail_start - 1 : tail_start] in (b" ", b"\n")
     assert tail["content"]["text"] == data[tail_start:].decode("utf-8")
     assert tail["content"]["text"].endswith("the last line: disk full €\n")
-    assert tail["skipped"]["text"]["bytesBefore"] == tail_start
-    assert "nextOffset" not in tail["skipped"]["text"]
+    assert tail["skipped"]["text"]["bytes_before"] == tail_start
+    assert "next_offset" not in tail["skipped"]["text"]
     # 2,300,038 is the second byte of the "é" of "café": the window starts at "café"
-    start = middle["content"]["fromByte"]
+    start = middle["content"]["from_byte"]
     assert data[start : start + 5] == "café".encode() and data[start - 1 : start] == b" "
-    end = middle["content"]["toByte"]
+    end = middle["content"]["to_byte"]
     assert middle["content"]["text"] == data[start:end].decode("utf-8")
     assert len(middle["content"]["text"]) <= DEFAULT_LIMITS.body_chars
     assert data[end - 1 : end] in (b" ", b"\n"), "a window ends between words"
-    assert after["content"]["fromByte"] == end, "the next window starts where this one ended"
+    assert after["content"]["from_byte"] == end, "the next window starts where this one ended"
     assert [r.header("range") for r in files.requests] == [
         f"bytes={len(data) - 1_000 - edge}-{len(data) - 1_000 + window - 1}",
         f"bytes={2_300_038 - edge}-{2_300_038 + window - 1}",
@@ -1226,12 +1234,12 @@ async def test_files_read_from_a_host_that_ignores_range_is_still_one_bounded_wi
     data = big_log(300_000)
     route_log(graph, files, data, Reply(200, (("Content-Type", "text/plain"),), data))
     async with tools_on(graph) as tools:
-        tail = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": -500})
-        head = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
+        tail = await tools.call("files_read", {"item_id": FILE_REF, "offset": -500})
+        head = await tools.data("files_read", {"item_id": FILE_REF})
     content = tail["structuredContent"]["content"]
     assert content["text"] == data[-500:].decode("utf-8")
-    assert content["fromByte"] == len(data) - 500 and content["totalBytes"] == len(data)
-    assert head["content"]["text"] == data[: head["content"]["toByte"]].decode("utf-8")
+    assert content["from_byte"] == len(data) - 500 and content["total_bytes"] == len(data)
+    assert head["content"]["text"] == data[: head["content"]["to_byte"]].decode("utf-8")
     chars = DEFAULT_LIMITS.body_chars
     assert chars - 60 < len(head["content"]["text"]) <= chars
 
@@ -1243,15 +1251,15 @@ async def test_files_read_offset_at_or_past_the_end_is_a_clear_error(
     data = b"x" * 300
     route_log(graph, files, data, ranged(data))
     async with tools_on(graph) as tools:
-        refused = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": offset})
-        last = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": 299})
+        refused = await tools.call("files_read", {"item_id": FILE_REF, "offset": offset})
+        last = await tools.data("files_read", {"item_id": FILE_REF, "offset": 299})
     error = json.loads(refused["content"][0]["text"])["error"]
     assert refused["isError"] is True and "past the end of the file (300 bytes)" in error["message"]
     assert (
         files.requests[0].header("range") == f"bytes=0-{299 + DEFAULT_LIMITS.text_window_bytes - 1}"
     )
     # the last byte is inside a 300-byte word, read whole: serving goes on
-    assert last["content"]["text"] == "x" * 300 and last["content"]["fromByte"] == 0
+    assert last["content"]["text"] == "x" * 300 and last["content"]["from_byte"] == 0
 
 
 async def test_a_negative_offset_on_a_document_is_refused_in_our_words(
@@ -1260,7 +1268,7 @@ async def test_a_negative_offset_on_a_document_is_refused_in_our_words(
     item = {"id": "01LOOPBACKFILE", "name": "plan.docx", "size": 900, "file": {"mimeType": "x"}}
     graph.route("GET", "/v1.0/me/drive/items/01LOOPBACKFILE", Reply.json(item))
     async with tools_on(graph) as tools:
-        refused = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": -10})
+        refused = await tools.call("files_read", {"item_id": FILE_REF, "offset": -10})
     error = json.loads(refused["content"][0]["text"])["error"]
     assert "negative `offset` reads a text file from its end" in error["message"]
     assert [r.path for r in graph.requests] == ["/v1.0/me/drive/items/01LOOPBACKFILE"]
@@ -1281,19 +1289,19 @@ async def test_a_secret_link_is_never_split_between_two_windows(
     limits = dataclasses.replace(FAST, text_window_bytes=WINDOW)
     route_log(graph, files, data, ranged(data))
     async with tools_on(graph, limits=limits) as tools:
-        first = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
+        first = await tools.data("files_read", {"item_id": FILE_REF})
         follow = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": first["skipped"]["text"]["nextOffset"]},
+            {"item_id": FILE_REF, "offset": first["skipped"]["text"]["next_offset"]},
         )
         inside = await tools.data(
-            "files_read", {"item_id": "01LOOPBACKFILE", "offset": len(prefix) + cut}
+            "files_read", {"item_id": FILE_REF, "offset": len(prefix) + cut}
         )
     shown = first["content"]["text"] + follow["content"]["text"] + inside["content"]["text"]
     for secret in ("tempauth", "eyJ0eXAiOiJKV1QiLCJh", "JKV1Qi", "download.aspx?"):
         assert secret not in shown
-    assert first["content"]["toByte"] == len(prefix), "the first window ends before the link"
-    assert inside["content"]["fromByte"] == len(prefix), "an offset inside it moves to its start"
+    assert first["content"]["to_byte"] == len(prefix), "the first window ends before the link"
+    assert inside["content"]["from_byte"] == len(prefix), "an offset inside it moves to its start"
 
 
 @pytest.mark.parametrize("size", [WINDOW - 1, WINDOW, WINDOW + 1])
@@ -1305,12 +1313,12 @@ async def test_one_window_is_text_window_bytes_at_most(
     limits = dataclasses.replace(FAST, text_window_bytes=WINDOW)
     route_log(graph, files, data, Reply(200, (("Content-Type", "text/plain"),), data))
     async with tools_on(graph, limits=limits) as tools:
-        first = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+        first = await tools.call("files_read", {"item_id": FILE_REF})
     data_out = first["structuredContent"]
     assert data_out["content"]["text"] == data[:WINDOW].decode("ascii")
-    assert data_out["content"]["toByte"] == min(size, WINDOW)
+    assert data_out["content"]["to_byte"] == min(size, WINDOW)
     if size > WINDOW:
-        assert data_out["skipped"]["text"]["nextOffset"] == WINDOW
-        assert data_out["skipped"]["text"]["bytesAfter"] == 1
+        assert data_out["skipped"]["text"]["next_offset"] == WINDOW
+        assert data_out["skipped"]["text"]["bytes_after"] == 1
     else:
         assert "text" not in data_out["skipped"], "the whole file was read"
