@@ -43,8 +43,14 @@ from mfconnector.graph.client import GraphClient
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools.base import ToolContext
-from tests.support.harness import MODERN, graph_accounts, open_session, request
-from tests.tools.test_tools_canned import DemoClient, RecordingTransport, Tap, assert_no_secrets
+from tests.support.harness import MODERN, graph_accounts, open_session, request, rows
+from tests.tools.test_tools_canned import (
+    DemoClient,
+    RecordingTransport,
+    Tap,
+    assert_no_secrets,
+    ref,
+)
 
 ERAS = ["2026-07-28", "2025-11-25", "2025-06-18"]
 FAST = dataclasses.replace(
@@ -79,7 +85,7 @@ class Demo:
         items: list[dict[str, Any]] = []
         data = await self.data(name, arguments)
         while True:
-            items.extend(data[key])
+            items.extend(rows(data, key))
             cursor = (data.get("skipped") or {}).get("items", {}).get("cursor")
             if not cursor:
                 return items
@@ -162,16 +168,19 @@ async def test_cli_demo_context_serves_the_emulator() -> None:
     ctx, lazy = build_context(build_parser().parse_args(["--demo"]), FAST)
     try:
         assert (ctx.mode, ctx.source, ctx.user_path) == ("demo", DEMO_SOURCE, "/me")
-        assert (await ctx.token_provider.describe())["account"] == DEMO_ACCOUNT
+        assert (await ctx.sign_in.describe())["account"] == DEMO_ACCOUNT
         async with open_session(context=ctx, limits=FAST) as session:
             reply = await session.call(
                 request(1, "tools/call", {"name": "account_status", "arguments": {}})
             )
             data = reply["result"]["structuredContent"]
-            assert data["mode"] == "demo" and data["signedIn"] is True
-            assert data["profile"]["mail"] == ME
+            assert data["mode"] == "demo" and data["signed_in"] is True
+            assert data["profile"]["address"] == ME
+            # The demo reads every drive, as its account's files say
+            assert data["capabilities"]["other_drives"] is True
+            assert [a["files"] for a in data["accounts"]] == [True]
             # State lives as long as the process: the same client, the same emulator.
-            assert await ctx.graph() is await ctx.graph()
+            assert await lazy() is await lazy()
     finally:
         await lazy.aclose()
 
@@ -389,10 +398,12 @@ async def test_missing_and_malformed_ids_and_throttling_are_graph_errors(era: st
 async def test_files_list_root_over_two_pages_and_by_path(era: str) -> None:
     async with demo(era) as d:
         first = await d.data("files_list", {})
-        assert len(first["items"]) == 50 and first["skipped"]["items"]["morePages"] is True
+        assert len(first["items"]) == 50 and first["skipped"]["items"]["more_pages"] is True
         everything = await d.every("files_list", "items", {})
         drive = d.emulator.drive_of(d.emulator.me())
-        assert [i["id"] for i in everything] == [i.id for i in drive.children(drive.root_id)]
+        assert [i["id"] for i in everything] == [
+            ref(i.id) for i in drive.children(drive.root_id)
+        ]
         reports = next(
             i
             for i in await d.every("files_list", "items", {"path": "Documents"})
@@ -411,7 +422,7 @@ async def test_files_search_finds_a_file_by_a_word_of_its_text() -> None:
         for word in words[::5]:
             found = await d.every("files_search", "items", {"query": word})
             expected = {
-                i.id
+                ref(i.id)
                 for i in drive.items.values()
                 if i.parent_id and has_word(i.name + " " + i.text, word)
             }
@@ -423,13 +434,13 @@ async def test_files_read_text_windows_binary_and_big_files(era: str) -> None:
         notes = await d.data("files_read", {"path": "Documents/Notes de réunion – Tōkyō.txt"})
         first_text = notes["content"]["text"]
         assert BODY - 60 < len(first_text) <= BODY and first_text[-1].isspace()
-        next_offset = notes["skipped"]["text"]["nextOffset"]
+        next_offset = notes["skipped"]["text"]["next_offset"]
         assert next_offset == len(first_text.encode("utf-8"))
         rest = await d.data("files_read", {"item_id": notes["item"]["id"], "offset": next_offset})
         assert len(first_text) + len(rest["content"]["text"]) == BODY + 1, "nothing lost"
-        assert rest["skipped"]["text"]["bytesBefore"] == next_offset
+        assert rest["skipped"]["text"]["bytes_before"] == next_offset
         log = await d.data("files_read", {"path": "server.log", "offset": -200})
-        assert log["content"]["totalBytes"] == log["content"]["toByte"] == 2_600_000
+        assert log["content"]["total_bytes"] == log["content"]["to_byte"] == 2_600_000
         assert "disk quota exceeded" in log["content"]["text"]
         png = await d.data("files_read", {"path": "Documents/Reports/2026/Report chart.png"})
         assert png["content"]["returned"] is False and png["item"]["size"] > 100
@@ -461,7 +472,7 @@ async def test_files_read_gives_the_text_of_each_kind_of_demo_document(era: str)
     deck = pptx["content"]["text"]
     assert deck.startswith("## Slide 1: Contoso Launch – kickoff\nApril 14, Redmond campus\n")
     assert "## Slide 4: Risks\nOffline sync demo\n" in deck
-    assert pdf["content"]["format"] == "pdf" and pdf["content"]["partsTotal"] >= 2
+    assert pdf["content"]["format"] == "pdf" and pdf["content"]["parts_total"] >= 2
     contract = pdf["content"]["text"]
     assert "2.1 Fabrikam provides the Services described in each statement of work" in contract
     clauses = [line for line in contract.splitlines() if line[:1].isdigit()]
