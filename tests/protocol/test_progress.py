@@ -248,7 +248,7 @@ def read_call(request_id: Any) -> dict[str, Any]:
         "jsonrpc": "2.0",
         "id": request_id,
         "method": "tools/call",
-        "params": {"_meta": meta, "name": "files_read", "arguments": {"item_id": FILE_ID}},
+        "params": {"_meta": meta, "name": "files_read", "arguments": {"item_id": f"msb.{FILE_ID}"}},
     }
 
 
@@ -271,7 +271,7 @@ async def test_a_slow_document_read_reports_bytes_then_pages(graph: LoopbackServ
     *notes, reply = messages
     data = reply["result"]["structuredContent"]
     assert reply["id"] == 1 and "line 0 of the slow report" in data["content"]["text"]
-    assert data["content"]["partsTotal"] == 45  # 2,000 lines at 45 a page
+    assert data["content"]["parts_total"] == 45  # 2,000 lines at 45 a page
     assert len(notes) >= 4, [n["params"] for n in notes]
     for note in notes:
         assert_valid("2026-07-28", "ProgressNotification", note)
