@@ -401,9 +401,7 @@ async def test_files_list_root_over_two_pages_and_by_path(era: str) -> None:
         assert len(first["items"]) == 50 and first["skipped"]["items"]["more_pages"] is True
         everything = await d.every("files_list", "items", {})
         drive = d.emulator.drive_of(d.emulator.me())
-        assert [i["id"] for i in everything] == [
-            ref(i.id) for i in drive.children(drive.root_id)
-        ]
+        assert [i["id"] for i in everything] == [ref(i.id) for i in drive.children(drive.root_id)]
         reports = next(
             i
             for i in await d.every("files_list", "items", {"path": "Documents"})

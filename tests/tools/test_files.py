@@ -124,7 +124,7 @@ async def test_an_account_with_files_lists_them_and_ids_are_references(
         page = await call(session, 2, "files_list", {"path": "Team notes"})
         (row,) = rows(page["structuredContent"], "items")
         read = await call(session, 3, "files_read", {"item_id": row["id"]})
-    assert FILES_TOOLS <= {tool["name"] for tool in listed["result"]["tools"]}
+    assert {tool["name"] for tool in listed["result"]["tools"]} >= FILES_TOOLS
     assert row["id"] == f"{OWN}.01FILESEAMITEM" and row["type"] == "text/plain"
     assert row["parent"] == "/Team notes" and row["modified_by"] == "Adele Vance"
     item = read["structuredContent"]["item"]

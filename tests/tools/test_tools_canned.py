@@ -1107,21 +1107,25 @@ async def test_files_list_by_path_and_by_id_agree(era: str) -> None:
     assert "/root:/Documents/Reports:/children" in sent_path[0]
     assert f"/items/{reports['id']}/children" in sent_id[0]
     for item in by_path["structuredContent"]["items"]:
-        assert {"id", "name", "kind", "path", "parent", "modified"} <= set(item) <= {
-            "id",
-            "name",
-            "kind",
-            "path",
-            "parent",
-            "parent_id",
-            "size",
-            "mime_type",
-            "children",
-            "created",
-            "modified",
-            "modified_by",
-            "web_link",
-        }
+        assert (
+            {"id", "name", "kind", "path", "parent", "modified"}
+            <= set(item)
+            <= {
+                "id",
+                "name",
+                "kind",
+                "path",
+                "parent",
+                "parent_id",
+                "size",
+                "mime_type",
+                "children",
+                "created",
+                "modified",
+                "modified_by",
+                "web_link",
+            }
+        )
         assert item["parent"] == "/Documents/Reports"
         assert item["path"] == f"/Documents/Reports/{item['name']}"
         assert item["parent_id"] == ref(reports["id"])

@@ -32,6 +32,7 @@ from mfconnector.tools.base import ToolContext
 from mfconnector.tools.text_window import TOKEN_EDGE_BYTES
 from tests.support.harness import MODERN, client_context, open_session, request, rows
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
+from tests.support.mcp_schemas import assert_valid
 
 FILE_REF = "msb.01LOOPBACKFILE"
 """The loopback drive file as the server hands it out: a reference of account ``default``."""
@@ -40,7 +41,7 @@ FILE_REF = "msb.01LOOPBACKFILE"
 def ref(native: str) -> str:
     """A Graph id as the server hands it out: an exact reference of account ``default``."""
     return f"msb.{native}"
-from tests.support.mcp_schemas import assert_valid
+
 
 FAST = dataclasses.replace(
     DEFAULT_LIMITS,
@@ -1294,9 +1295,7 @@ async def test_a_secret_link_is_never_split_between_two_windows(
             "files_read",
             {"item_id": FILE_REF, "offset": first["skipped"]["text"]["next_offset"]},
         )
-        inside = await tools.data(
-            "files_read", {"item_id": FILE_REF, "offset": len(prefix) + cut}
-        )
+        inside = await tools.data("files_read", {"item_id": FILE_REF, "offset": len(prefix) + cut})
     shown = first["content"]["text"] + follow["content"]["text"] + inside["content"]["text"]
     for secret in ("tempauth", "eyJ0eXAiOiJKV1QiLCJh", "JKV1Qi", "download.aspx?"):
         assert secret not in shown
