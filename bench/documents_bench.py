@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 import trio  # noqa: E402
 
+import mfconnector.demo_documents as docbuild  # noqa: E402
 from mfconnector.limits import DEFAULT_LIMITS  # noqa: E402
-from tests.support import docbuild  # noqa: E402
 
 UNCAPPED = dataclasses.replace(
     DEFAULT_LIMITS, document_text_chars=10**9, document_parts=10**6, document_seconds=600
@@ -105,7 +105,7 @@ def make(kind: str, target: int) -> bytes:
                 if i % 40 == 20:
                     blocks.append([[sentence(rng, 3) for _ in range(4)] for _ in range(5)])
                 blocks.append(sentence(rng, 40))
-            return docbuild.docx(blocks)
+            return docbuild.docx(None, blocks)
 
         return grow(build, target, 3_000)
     if kind == "xlsx":
@@ -120,7 +120,7 @@ def make(kind: str, target: int) -> bytes:
                 ]
                 for r in range(n)
             ]
-            return docbuild.xlsx({"Data": rows, "Summary": [["total", n]]})
+            return docbuild.xlsx([("Data", rows), ("Summary", [["total", n]])])
 
         return grow(build, target, 20_000)
     if kind == "pptx":
@@ -136,7 +136,7 @@ def make(kind: str, target: int) -> bytes:
     if kind == "pdf":
 
         def build(n: int) -> bytes:
-            return docbuild.pdf(
+            return docbuild.pdf_pages(
                 ["\n".join(sentence(rng, 10, LATIN) for _ in range(40)) for _ in range(n)]
             )
 
@@ -144,7 +144,15 @@ def make(kind: str, target: int) -> bytes:
     if kind == "eml":
 
         def build(n: int) -> bytes:
-            return docbuild.eml("Minutes", "\n".join(sentence(rng, 12) for _ in range(n)))
+            return docbuild.eml(
+                sender="Ada Lovelace <ada@contoso.com>",
+                to=["Charles Babbage <charles@contoso.com>"],
+                subject="Minutes",
+                text="\n".join(sentence(rng, 12) for _ in range(n)),
+                sent=datetime.datetime(2026, 11, 30, 10, 0, tzinfo=datetime.UTC),
+                message_id="<minutes@contoso.com>",
+                attachments=[("data.csv", "text/csv", b"a,b\n1,2\n")],
+            )
 
         return grow(build, target, 10_000)
     raise ValueError(kind)
@@ -428,7 +436,7 @@ async def refusals(folder: Path) -> list[tuple[str, str, float]]:
         "zip bomb: 1 entry, 2 GB of zeros declared as 2 MB compressed": (
             "docx", zip_bomb()
         ),
-        "10,000-page PDF": ("pdf", docbuild.pdf([f"page {n}" for n in range(10_000)])),
+        "10,000-page PDF": ("pdf", docbuild.pdf_pages([f"page {n}" for n in range(10_000)])),
     }  # fmt: skip
     for label, (kind, data) in cases.items():
         path = folder / f"case.{kind}"

@@ -149,9 +149,9 @@ def emulator_alone(calls: int) -> None:
 
     emulator = Emulator()
     headers = {"authorization": "Bearer x", "prefer": 'IdType="ImmutableId"'}
-    from mfconnector.tools.mail import LIST_FIELDS
+    from mfconnector.graph.mail_model import FULL_LIST_FIELDS
 
-    select = ",".join(LIST_FIELDS)
+    select = ",".join(FULL_LIST_FIELDS)
     urls = {
         "inbox, 50, $select, $orderby": (
             "https://graph.microsoft.com/v1.0/me/mailFolders/inbox/messages"

@@ -44,6 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mfconnector.entry.signin import sign_in_config
 
         try:
+            if getattr(args, "provider", "microsoft") == "gmail":
+                from mfconnector.entry.gmail import run_gmail_auth_command
+
+                return run_gmail_auth_command(args.command, args)
             return run_command(args.command, args, settings=sign_in_config)
         except KeyboardInterrupt:
             return EXIT_CANCELLED

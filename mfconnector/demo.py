@@ -30,12 +30,20 @@ def demo_transport() -> EmulatorTransport:
 class DemoClock:
     """The demo's time, for what the server dates itself (a preparation's ``expires_at``):
     the emulator's "now" plus the real seconds since the server started. The mail and the
-    expiry then read on one clock, and a preparation still expires in real time."""
+    expiry then read on one clock, and a preparation still expires in real time.
 
-    def __init__(self) -> None:
+    ``epoch``: the wall-clock moment the demo's time began, when several processes share
+    one state store (``--state-url``): every replica then reads the same demo time, so a
+    preparation made on one does not look expired, or a live claim stale, on another
+    that started earlier."""
+
+    def __init__(self, epoch: float | None = None) -> None:
+        self._epoch = epoch
         self._started = time.monotonic()
 
     def __call__(self) -> float:
         from mfconnector.emulator.seed.facts import DEMO_NOW  # loaded by the first tool call anyway
 
+        if self._epoch is not None:
+            return DEMO_NOW.timestamp() + (time.time() - self._epoch)
         return DEMO_NOW.timestamp() + (time.monotonic() - self._started)

@@ -233,7 +233,14 @@ class Limits:
     """Most audit entries ``mail_review recent`` shows (newest first); older ones stay in
     the state file for ``outcome_retention_seconds``."""
     state_busy_seconds: float = 5.0
-    """Longest wait for another process holding the state file's write lock."""
+    """Longest wait for another process holding the state file's write lock; with
+    ``--state-url``, the longest a Redis command (or connecting) may take."""
+    state_connections: int = 16
+    """With ``--state-url``: connections one process keeps to Redis, and so its state
+    calls in flight at once (the rest wait their turn)."""
+    state_local_tokens: int = 1_000
+    """Sealed tokens a local (SQLite) store keeps, in memory only; least recently used
+    goes first."""
     display_name_chars: int = 255
     """Longest mail folder name created or renamed here (Exchange's display-name limit)."""
     action_list_item_chars: int = 320
@@ -304,6 +311,12 @@ class Limits:
     """Longest one command may take, its whole response included."""
     imap_fetch_chunk_bytes: int = 1_048_576
     """Bytes asked per partial fetch (``BODY.PEEK[]<offset.count>``) of a large message."""
+    imap_list_scan_messages: int = 500
+    """Most messages a filtered listing checks for one page when the server cannot filter
+    exactly (instants finer than SEARCH's days, "has attachments"); past it the page says
+    so and the next one goes on from there."""
+    imap_thread_messages: int = 100
+    """Most messages of one conversation gathered over IMAP (THREAD or the References walk)."""
     smtp_seconds: float = 120.0
     """Longest a whole SMTP submission may take, connect to the reply after DATA."""
     mime_message_bytes: int = 5_242_880
@@ -318,6 +331,15 @@ class Limits:
     """Largest header block of one part (bytes up to the blank line)."""
     mime_text_bytes: int = 262_144
     """Most decoded bytes kept of each text body (plain and HTML)."""
+
+    # --- Gmail (mfconnector.gmail; its HTTP bounds are the graph_* ones above) ----------
+    gmail_concurrency: int = 8
+    """Gmail API requests in flight at once per account: the metadata ``messages.get`` of
+    a list page run this many at a time (``messages.list`` returns only ids). Google
+    answers 429 "Too many concurrent requests for user" well above this."""
+    gmail_batch_calls: int = 50
+    """Most calls in one request to the Gmail batch endpoint (a list page's metadata goes
+    in one batch): Google allows 100 and advises no more than 50."""
 
     # --- sign-in and the token cache ---------------------------------------------------
     login_timeout_seconds: float = 900.0

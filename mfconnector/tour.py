@@ -238,7 +238,7 @@ def _tour(client: _Client, out: IO[str]) -> None:
     status, _ = client.call("account_status")
     profile = status.get("profile", {})
     out.write(
-        f"mode: {status['mode']}; mailbox of {profile.get('displayName')} <{profile.get('mail')}>\n"
+        f"mode: {status['mode']}; mailbox of {profile.get('name')} <{profile.get('address')}>\n"
     )
 
     _section(out, "Mail folders (mail_folders)")
@@ -247,7 +247,7 @@ def _tour(client: _Client, out: IO[str]) -> None:
     _section(out, "The five newest messages in the inbox (mail_list limit=5)")
     listing, is_error = client.call("mail_list", folder="inbox", limit=5)
     out.write(
-        f"  (compact rows: {', '.join(listing['columns'])}; times in {listing['timeZone']})\n"
+        f"  (compact rows: {', '.join(listing['columns'])}; times in {listing['time_zone']})\n"
     )
     for message in _rows(listing):
         mark = "*" if "unread" in (message.get("flags") or "") else " "

@@ -49,9 +49,10 @@ def _subclasses(cls: type) -> set[type]:
 
 def _examples() -> dict[str, ToolError]:
     from mfconnector.auth.config import AuthConfigError
+    from mfconnector.graph.errors import AmbiguousWriteError
     from mfconnector.mail import failures
     from mfconnector.net.settings import NetworkSettingsError
-    from mfconnector.writes.errors import AmbiguousWriteError, WriteError
+    from mfconnector.writes.errors import WriteError
     from mfconnector.writes.gates import GateConfigError
 
     graph = {"status": 404, "code": "ErrorItemNotFound", "request_id": "rid-1"}

@@ -372,3 +372,58 @@ def test_a_cycle_is_found_and_its_path_reported() -> None:
     assert strongly_connected(graph) == [["a", "b", "c"]]
     assert cycle_path(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+READ_TOOLS = ("mail", "mail_read", "batch_read", "attachments", "account")
+"""The read tools (issue 18): they speak the mail model, never a provider."""
+PROVIDERS = ("mfconnector.graph", "mfconnector.imap", "mfconnector.gmail", "httpx", "msal")
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """What a module imports when it runs: ``if TYPE_CHECKING:`` blocks left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return names
+
+
+def reached_from(module: str) -> dict[str, str]:
+    """Every mfconnector module ``module`` imports at run time, directly or through others,
+    each with the module that imports it."""
+    seen: dict[str, str] = {}
+    pending = [module]
+    while pending:
+        current = pending.pop()
+        relative = current.removeprefix("mfconnector.").replace(".", "/")
+        path = PACKAGE / f"{relative}.py"
+        if not path.exists():
+            path = PACKAGE / relative / "__init__.py"
+        if not path.exists():
+            continue
+        for name in runtime_imports(path):
+            if name not in seen and (name.startswith("mfconnector") or name in PROVIDERS):
+                seen[name] = current
+                if name.startswith("mfconnector"):
+                    pending.append(name)
+    return seen
+
+
+@pytest.mark.parametrize("tool", READ_TOOLS)
+def test_the_read_tools_reach_no_provider(tool: str) -> None:
+    reached = reached_from(f"mfconnector.tools.{tool}")
+    providers = {name: by for name, by in reached.items() if name.startswith(PROVIDERS)}
+    assert providers == {}, providers
+    assert "mfconnector.mail.model" in reached

@@ -118,6 +118,7 @@ def assert_within(value: Any, max_chars: int, max_items: int) -> None:
 CONTAINERS = st.lists(GRAPH_JSON, max_size=6) | st.dictionaries(KEYS, GRAPH_JSON, max_size=6)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(CONTAINERS)
 def test_strip_secrets_leaves_no_secret_and_reports_every_change(value: Any) -> None:
@@ -133,6 +134,7 @@ def test_strip_secrets_leaves_no_secret_and_reports_every_change(value: Any) -> 
     json.dumps(clean)  # still JSON
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(GRAPH_JSON)
 def test_strip_secrets_keeps_clean_data_unchanged(value: Any) -> None:
@@ -194,6 +196,7 @@ def test_strip_secrets_examples() -> None:
 # --- shape_item -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(GRAPH_ITEMS, st.lists(KEYS, max_size=8), CAPS)
 def test_shape_item_is_bounded_clean_and_honest(
@@ -212,12 +215,13 @@ def test_shape_item_is_bounded_clean_and_honest(
         assert result["incomplete"] is True and result["skipped"]
     for record in skipped.fields:
         assert record["path"] == "item" or record["path"].startswith(("item.", "item["))
-        if "keptChars" in record:
-            assert record["keptChars"] == max_chars < record["originalChars"]
-        if "keptItems" in record:
-            assert record["keptItems"] == max_items < record["originalItems"]
+        if "kept_chars" in record:
+            assert record["kept_chars"] == max_chars < record["original_chars"]
+        if "kept_items" in record:
+            assert record["kept_items"] == max_items < record["original_items"]
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=50)
 @given(GRAPH_ITEMS)
 def test_shape_item_only_keeps_the_fields_asked_for(item: dict[str, Any]) -> None:
@@ -242,7 +246,7 @@ def test_shape_item_string_cap_at_l_minus_1_l_l_plus_1(length: int) -> None:
     assert len(shaped["subject"]) == min(length, FIELD_CHARS)
     if length > FIELD_CHARS:
         assert skipped.fields == [
-            {"path": "m.subject", "originalChars": length, "keptChars": FIELD_CHARS}
+            {"path": "m.subject", "original_chars": length, "kept_chars": FIELD_CHARS}
         ]
     else:
         assert not skipped
@@ -262,7 +266,7 @@ def test_shape_item_list_cap_at_l_minus_1_l_l_plus_1(count: int) -> None:
     assert shaped["toRecipients"] == [{"n": i} for i in range(min(count, LIST_ITEMS))]
     if count > LIST_ITEMS:
         assert skipped.fields == [
-            {"path": "m.toRecipients", "originalItems": count, "keptItems": LIST_ITEMS}
+            {"path": "m.toRecipients", "original_items": count, "kept_items": LIST_ITEMS}
         ]
     else:
         assert not skipped
@@ -281,8 +285,8 @@ def test_skipped_apply_marks_only_incomplete_results() -> None:
     for skipped in (
         Skipped(fields=[{"path": "x"}]),
         Skipped(removed=["x.contentBytes"]),
-        Skipped(items={"cursor": "c", "morePages": True}),
-        Skipped(text={"nextOffset": 10}),
+        Skipped(items={"cursor": "c", "more_pages": True}),
+        Skipped(text={"next_offset": 10}),
     ):
         result = skipped.apply({"a": 1})
         assert result["incomplete"] is True

@@ -64,8 +64,12 @@ ENCRYPTED_STORES: dict[str, EncryptedStore] = {
 """The only platforms with an encrypted store; anywhere else needs the plaintext opt-in."""
 
 
-def build_encrypted_store(path: Path, platform: str = sys.platform) -> tuple[Any, str]:
-    """msal-extensions' store for ``platform`` and its description.
+def build_encrypted_store(
+    path: Path, platform: str = sys.platform, *, item: str = "token_cache"
+) -> tuple[Any, str]:
+    """msal-extensions' store for ``platform`` and its description. ``item`` names the
+    secret in a keyring (the Microsoft cache is ``token_cache``; Gmail's refresh token
+    is another item of the same store).
 
     Raises ``ImportError`` (its library is missing), ``RuntimeError`` (it cannot work here,
     for example no Secret Service in a headless session) or ``LookupError`` (no store for
@@ -79,12 +83,11 @@ def build_encrypted_store(path: Path, platform: str = sys.platform) -> tuple[Any
     factory = getattr(msal_extensions, store.class_name)
     location = str(path)
     if store.class_name == "KeychainPersistence":
-        return factory(location, service_name=_SERVICE, account_name="token_cache"), (
-            store.description
-        )
+        return factory(location, service_name=_SERVICE, account_name=item), (store.description)
     if store.class_name == "LibsecretPersistence":
+        attributes = {"app": _SERVICE} if item == "token_cache" else {"app": _SERVICE, "item": item}
         return factory(
-            location, schema_name=f"{_SERVICE}.token_cache", attributes={"app": _SERVICE}
+            location, schema_name=f"{_SERVICE}.{item}", attributes=attributes
         ), store.description
     return factory(location), store.description
 
@@ -277,11 +280,11 @@ class ExtensionPersistence:
 
 
 def open_persistence(
-    path: Path, *, allow_plaintext: bool, platform: str = sys.platform
+    path: Path, *, allow_plaintext: bool, platform: str = sys.platform, item: str = "token_cache"
 ) -> Persistence:
     """The encrypted store if this machine has one; else the plaintext file, if opted in."""
     try:
-        inner, description = build_encrypted_store(path, platform)
+        inner, description = build_encrypted_store(path, platform, item=item)
         return ExtensionPersistence(inner, description)
     except (ImportError, RuntimeError, LookupError) as exc:
         if isinstance(exc, ImportError):

@@ -9,6 +9,7 @@ and ``<br>`` as CRLF, keeps link text, and collapses runs of whitespace inside a
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from html.parser import HTMLParser
 
 __all__ = ["html_to_text", "preview"]
@@ -55,7 +56,10 @@ class _Text(HTMLParser):
             self.line.append(data)
 
 
+@lru_cache(maxsize=1024)
 def html_to_text(html: str) -> str:
+    """The text of an HTML body. Pure, so remembered across mailboxes: every fresh demo
+    mailbox (one per hosted user, one per test) holds the same seeded bodies."""
     parser = _Text()
     parser.feed(html)
     parser.close()

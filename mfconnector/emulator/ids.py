@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from functools import lru_cache
 
 __all__ = [
     "attachment_id",
@@ -33,8 +34,10 @@ __all__ = [
 _MAILBOX = hashlib.sha256(b"mailbox:adelev@contoso.onmicrosoft.com").digest()[:16]
 
 
+@lru_cache(maxsize=8192)
 def stream(label: str, size: int) -> bytes:
-    """``size`` deterministic bytes derived from ``label`` (SHA-256 in counter mode)."""
+    """``size`` deterministic bytes derived from ``label`` (SHA-256 in counter mode).
+    Remembered: every fresh demo tenant asks for the same labels' ids again."""
     out = bytearray()
     counter = 0
     while len(out) < size:

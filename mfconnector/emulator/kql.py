@@ -27,6 +27,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.model import Message
@@ -68,7 +69,11 @@ Test = Callable[[Message, Fields], bool]
 
 def fold(text: str) -> str:
     """Case and Latin/Greek/Cyrillic accents folded away: what the index compares."""
+    if text.isascii():  # no accents to drop (NFKD leaves ASCII as it is): most mail text
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
+    if not any(map(unicodedata.combining, decomposed)):  # no marks: nothing to drop
+        return unicodedata.normalize("NFC", decomposed).casefold()
     kept: list[str] = []
     base = 0
     for char in decomposed:
@@ -84,15 +89,28 @@ def fold(text: str) -> str:
 def words(text: str) -> list[str]:
     """Word runs, and each other symbol (emoji, ©, ✓) as a word of its own; punctuation,
     math and currency signs are not words."""
+    return _words_of_folded(fold(text))
+
+
+def _words_of_folded(folded: str) -> list[str]:
     return [
         token
-        for token in _WORD.findall(fold(text))
+        for token in _WORD.findall(folded)
         if len(token) > 1 or token.isalnum() or token == "_" or _is_symbol(token)
     ]
 
 
 def _is_symbol(char: str) -> bool:
     return unicodedata.category(char) == "So"
+
+
+@lru_cache(maxsize=8192)
+def _indexed(text: str) -> tuple[list[str], str, list[str]]:
+    """One field's words, folded text and sorted distinct words. Pure, so remembered across
+    mailboxes (every fresh demo mailbox holds the same seeded texts); callers only read it."""
+    folded = fold(text)
+    tokens = _words_of_folded(folded)
+    return tokens, folded, sorted(set(tokens))
 
 
 class SearchIndex:
@@ -119,10 +137,7 @@ class SearchIndex:
             "attachments": " ".join(a.name for a in message.attachments),
             "categories": " ".join(message.categories),
         }
-        fields: Fields = {}
-        for key, text in sources.items():
-            tokens = words(text)
-            fields[key] = (tokens, fold(text), sorted(set(tokens)))
+        fields: Fields = {key: _indexed(text) for key, text in sources.items()}
         self._cache[message.immutable_id] = (message.version, fields)
         return fields
 

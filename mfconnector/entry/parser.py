@@ -52,8 +52,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--demo",
-        action="store_true",
-        help="serve the demo mailbox and drive (an in-memory Graph emulator; no account)",
+        nargs="?",
+        const="m365",
+        choices=["m365", "gmail"],
+        help="serve the demo mailbox and drive (an in-memory Graph emulator; no account); "
+        "--demo gmail serves the Gmail emulator instead",
     )
     source.add_argument("--fixtures", metavar="PATH", help="serve canned Graph responses from PATH")
     parser.add_argument(
@@ -66,6 +69,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where the send state file lives [MFC_STATE_DIR; the platform state directory]; "
         "--demo and --fixtures keep it in memory",
+    )
+    parser.add_argument(
+        "--state-url",
+        metavar="redis://HOST:PORT/DB",
+        help="keep preparations, claims, outcomes, the audit trail and the cursor key in "
+        "Redis, shared by every process or replica given the same URL [MFC_STATE_URL; "
+        "default: the state file of --state-dir]",
     )
     parser.add_argument(
         "--confirm",
@@ -81,12 +91,18 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="show and filter mail times in this zone (IANA or Windows name) instead of "
         "the mailbox's own",
     )
+    from mfconnector.imap.account import add_imap_arguments
+
+    add_imap_arguments(parser)
     parser.add_argument(
         "--log-level",
         default="warning",
         choices=["debug", "info", "warning", "error"],
         help="stderr log level (default: warning)",
     )
+    from mfconnector.entry.gmail import add_gmail_arguments
+
+    add_gmail_arguments(parser)
 
 
 def _add_login_flow(parser: argparse.ArgumentParser) -> None:
@@ -129,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text, more in SUBCOMMANDS:
         sub = commands.add_parser(name, help=text, description=_described(text, more))
         add_auth_arguments(sub)
+        sub.add_argument(
+            "--provider",
+            choices=["microsoft", "gmail"],
+            default="microsoft",
+            help="whose sign-in: Microsoft 365 (the default) or Gmail",
+        )
         if name == "login":
             _add_login_flow(sub)
         add_gate_arguments(sub)

@@ -34,6 +34,8 @@ from mfconnector.writes.gates import GateConfigError, gates_from_args
 __all__ = ["EXIT_OK", "EXIT_USAGE", "TTY_NOTICE", "serve", "serve_stdio"]
 
 EXIT_OK = 0
+EXIT_STATE = 1
+"""The state store named by --state-url cannot be reached at start-up."""
 EXIT_USAGE = 2
 TTY_NOTICE = (
     "mfconnector is an MCP server: it is waiting for an MCP client to speak JSON-RPC on "
@@ -48,13 +50,21 @@ log = logging.getLogger("mfconnector.cli")
 
 def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     """The default command: the mode the flags name, on stdio, until end of input."""
+    from mfconnector.writes.state_url import STATE_START_HINT, StateUrlError, shared_state
+    from mfconnector.writes.store import StateStoreError
+
     try:
         stdio = choose_stdio()
         gates = gates_from_args(args)
-        context, graph = build_context(args, limits, gates)
-    except (StdioChoiceError, FixtureError, GateConfigError, UsageError) as error:
+        state = shared_state(args, limits)
+        context, graph = build_context(args, limits, gates, state=state)
+    except (StdioChoiceError, FixtureError, GateConfigError, UsageError, StateUrlError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except StateStoreError as error:
+        print(f"mfconnector: {error.message}; {STATE_START_HINT}", file=sys.stderr)
+        return EXIT_STATE
+    learn_capabilities(context)
     server = build_server(context, gates)
     terminal = _stdin_is_terminal()  # asked before the protocol takes stdin over
 
@@ -64,7 +74,35 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
         if terminal:
             print(f"mfconnector: {TTY_NOTICE}", file=sys.stderr)
 
-    return serve_stdio(server, limits, graph.aclose, stdio, announce=announce)
+    async def close() -> None:
+        await graph.aclose()
+        for account in context.accounts or ():
+            closing = getattr(account.mail, "aclose", None)
+            if closing is not None:
+                await closing()
+
+    return serve_stdio(server, limits, close, stdio, announce=announce)
+
+
+def learn_capabilities(context: ToolContext) -> None:
+    """Log in to each IMAP account once, before the tool list is made: what it offers
+    (CONDSTORE, UIDPLUS, MOVE...) decides which tools and arguments are listed. The probe's
+    connections end with it; serving opens its own."""
+    import trio
+
+    from mfconnector.imap.account import start_account
+    from mfconnector.imap.backend import ImapMailBackend
+
+    accounts = [a for a in context.accounts or () if isinstance(a.mail, ImapMailBackend)]
+    if not accounts:
+        return
+
+    async def probe() -> None:
+        for account in accounts:
+            await start_account(account)
+            await account.mail.aclose()  # type: ignore[attr-defined]
+
+    trio.run(probe)
 
 
 def _say_sign_in_blocker(context: ToolContext) -> None:

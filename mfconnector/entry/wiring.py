@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mfconnector.auth import StaticTokenProvider, TokenProvider, UnavailableTokenProvider
 from mfconnector.auth.config import mailbox_argument
@@ -30,8 +30,9 @@ from mfconnector.writes.gates import Gates
 
 if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
-    from mfconnector.mail.accounts import AccountSet
+    from mfconnector.mail.accounts import Account, AccountSet
     from mfconnector.net.settings import NetworkSettings
+    from mfconnector.writes.redis_store import RedisState
     from mfconnector.writes.setup import WriteSetup
 
 __all__ = [
@@ -130,11 +131,23 @@ def _demo_graph(token_provider: TokenProvider, limits: Limits) -> GraphClient:
 
 
 def build_context(
-    args: argparse.Namespace, limits: Limits, gates: Gates | None = None
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates | None = None,
+    *,
+    state: RedisState | None = None,
+    namespace: str = "",
 ) -> tuple[ToolContext, LazyGraph]:
     """The tools' context for the mode the flags name (``--demo``, ``--fixtures``, live),
-    and the lazy Graph client, which the caller closes when serving ends."""
+    and the lazy Graph client, which the caller closes when serving ends.
+
+    ``state``: the shared store (``--state-url``); ``namespace``: a hosted user's subject
+    key, which their preparations, audit trail and cursors are bound to."""
     gates = Gates() if gates is None else gates
+    from mfconnector.entry.gmail import wants_gmail
+
+    if wants_gmail(args):
+        return _gmail_context(args, limits, gates, state=state, namespace=namespace)
     source: str | None
     if args.demo:
         from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
@@ -168,6 +181,14 @@ def build_context(
             )
 
         graph = LazyGraph(make_fixture_graph)
+    elif (imap := _imap_account(args, limits, gates)) is not None:
+        mode, source = "live", None
+        sign_in = SignIn(StaticTokenProvider(FIXTURE_TOKEN, account=imap.name))
+
+        def no_graph() -> GraphClient:
+            raise UsageError("this server serves an IMAP account; Microsoft Graph is not set up")
+
+        graph = LazyGraph(no_graph)
     else:
         mode, source = "live", None
         sign_in = live_sign_in(args, gates)
@@ -179,12 +200,43 @@ def build_context(
         sign_in=sign_in.token_provider,
         user_path=sign_in.user_path,
         source=source,
-        writes=_write_setup(args, limits, gates, sign_in.cloud, mode=mode),
+        writes=_write_setup(
+            args, limits, gates, sign_in.cloud, mode=mode, state=state, namespace=namespace
+        ),
         mailbox=mailbox_argument(args),
         time_zone=_time_zone(args),
-        accounts=_accounts(graph, limits, sign_in, gates),
+        accounts=_imap_accounts(imap)
+        if imap is not None
+        else _accounts(graph, limits, sign_in, gates),
     )
+    if state is not None or namespace:
+        from mfconnector.tools.cursors import CursorSigner
+
+        key = state.cursor_key() if state is not None else None
+        context.cursors = CursorSigner(max_chars=limits.cursor_chars, key=key, binding=namespace)
     return context, graph
+
+
+def _imap_accounts(imap: Account) -> AccountSet:
+    from mfconnector.mail.accounts import AccountSet
+
+    return AccountSet([imap])
+
+
+def _imap_account(args: argparse.Namespace, limits: Limits, gates: Gates) -> Account | None:
+    """The IMAP/SMTP account of ``--imap`` (or ``MFC_IMAP``), or None (issue 19)."""
+    from mfconnector.imap.account import imap_account, imap_settings_from
+    from mfconnector.imap.errors import MailSettingsError
+    from mfconnector.net.settings import network_settings_from_args
+
+    try:
+        network = network_settings_from_args(args, os.environ)
+        settings = imap_settings_from(args, os.environ, ca_file=network.ca_file)
+    except MailSettingsError as error:
+        raise UsageError(str(error)) from None
+    if settings is None:
+        return None
+    return imap_account(settings, limits, frozenset(gates.names))
 
 
 def _accounts(graph: LazyGraph, limits: Limits, sign_in: SignIn, gates: Gates) -> AccountSet:
@@ -209,6 +261,38 @@ def _accounts(graph: LazyGraph, limits: Limits, sign_in: SignIn, gates: Gates) -
     )
 
 
+def _gmail_context(
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates,
+    *,
+    state: RedisState | None = None,
+    namespace: str = "",
+) -> tuple[ToolContext, Any]:
+    """One Gmail account (``--demo gmail``, ``--gmail``): the tools reach it through
+    ``ctx.accounts`` (a Gmail account has no files: the files tools are not offered)."""
+    from mfconnector.entry.gmail import UsageProblem, gmail_wiring
+    from mfconnector.mail.accounts import AccountSet
+
+    try:
+        wiring = gmail_wiring(args, limits, gates)
+    except UsageProblem as error:
+        raise UsageError(str(error)) from None
+    context = ToolContext(
+        limits=limits,
+        mode=wiring.mode,
+        allow_partial=bool(args.allow_partial),
+        sign_in=wiring.token_provider,
+        source=wiring.source,
+        writes=_write_setup(
+            args, limits, gates, "global", mode=wiring.mode, state=state, namespace=namespace
+        ),
+        time_zone=_time_zone(args),
+        accounts=AccountSet([wiring.account]),
+    )
+    return context, wiring
+
+
 def _live_graph(sign_in: SignIn, limits: Limits) -> GraphClient:
     from mfconnector.graph.client import GraphClient
 
@@ -221,10 +305,17 @@ def _live_graph(sign_in: SignIn, limits: Limits) -> GraphClient:
 
 
 def _write_setup(
-    args: argparse.Namespace, limits: Limits, gates: Gates, cloud: str, *, mode: str
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Gates,
+    cloud: str,
+    *,
+    mode: str,
+    state: RedisState | None = None,
+    namespace: str = "",
 ) -> WriteSetup | None:
-    """The acting tools' shared state; a live server's send state lives in a file, and the
-    demo dates its preparations on the demo's clock."""
+    """The acting tools' shared state; a live server's send state lives in a file (or in
+    Redis with ``--state-url``), and the demo dates its preparations on the demo's clock."""
     if not gates.any:
         return None
     from mfconnector.demo import DemoClock
@@ -238,8 +329,13 @@ def _write_setup(
         raw = args.state_dir or os.environ.get("MFC_STATE_DIR", "").strip()
         directory = Path(raw).expanduser().absolute() if raw else default_state_dir(os.environ)
         path = directory / STATE_FILE_NAME
-    clock: Callable[[], float] = DemoClock() if mode == "demo" else time.time
-    store = AsyncSendStore(SendStore(path, limits=limits, clock=clock))
+    clock: Callable[[], float] = time.time
+    if mode == "demo":
+        clock = DemoClock(state.demo_epoch() if state is not None else None)
+    if state is not None:
+        store = AsyncSendStore(state.store(namespace, clock=clock), limiter=state.limiter)
+    else:
+        store = AsyncSendStore(SendStore(path, limits=limits, clock=clock, namespace=namespace))
     return WriteSetup(
         gates, store, cloud=cloud, clock=clock, confirm=confirm_mode(args, os.environ)
     )

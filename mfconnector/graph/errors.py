@@ -22,8 +22,6 @@ from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any
 
-import httpx
-
 from mfconnector.errors import LOGIN_HINT, GraphError, GraphThrottledError, GraphTimeoutError
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.net.tls import TLS_HINT, certificate_problem
@@ -304,7 +302,11 @@ def connection_error(
     """A failed exchange (refused, dropped, timed out) without the library's own text.
 
     ``proxy`` is the proxy the request went through (its address without credentials).
+    httpx is imported here, on the first failed exchange: the Graph backend's error
+    classification is on the start-up path, the HTTP stack is not.
     """
+    import httpx
+
     the_proxy = f"the proxy {proxy}" if proxy else "the proxy"
     if (
         proxy is not None

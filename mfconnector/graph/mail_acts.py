@@ -24,8 +24,6 @@ from mfconnector.graph.drafts import (
     message_fields,
     message_path,
 )
-from mfconnector.graph.errors import AmbiguousWriteError
-from mfconnector.graph.failures import as_failure, graph_details
 from mfconnector.graph.folder_roles import ROLE_NAMES, drafts_id, folder_role
 from mfconnector.graph.scopes import missing_scopes
 from mfconnector.graph.urls import quote_segment
@@ -88,6 +86,8 @@ class Steps:
 @contextlib.asynccontextmanager
 async def _classified(steps: Steps) -> AsyncIterator[None]:
     """Failures inside leave as ``mail.failures`` with the partial outcome attached."""
+    from mfconnector.graph.failures import as_failure  # httpx stays off the start-up path
+
     try:
         yield
     except ToolError as error:
@@ -417,7 +417,7 @@ class GraphMailActs:
             answer = await graph.write_json("POST", path, headers=PREFER_IDS)
         except ToolError as error:
             return _send_failure(error)
-        return SendResult("sent", details={"status": answer.status})
+        return SendResult("sent", details={"provider_status": answer.status})
 
     async def verify_sent(self, frozen: FrozenOutgoing) -> bool | None:
         """With immutable ids the sent copy keeps the draft's id; None when unknowable now."""
@@ -439,6 +439,9 @@ class GraphMailActs:
 
 def _send_failure(error: ToolError) -> SendResult:
     """What a send request that did not answer 2xx did."""
+    from mfconnector.graph.errors import AmbiguousWriteError
+    from mfconnector.graph.failures import as_failure, graph_details
+
     if isinstance(error, AuthError):
         # The token never came (or was refused before any request): nothing left.
         return SendResult("not_sent", detail=error.message, error_code="auth_required")
@@ -451,10 +454,12 @@ def _send_failure(error: ToolError) -> SendResult:
             # A refused connection: the request never left.
             return SendResult("not_sent", detail=error.message, error_code="provider_error")
         if error.status is None or error.status >= 500:
-            return SendResult("unknown", detail=error.message, details={"status": error.status})
+            return SendResult(
+                "unknown", detail=error.message, details={"provider_status": error.status}
+            )
         failure = as_failure(error, writing=False)
         code = failure.error_code if isinstance(failure, ActionFailure) else "provider_error"
-        return SendResult(
-            "rejected", detail=error.message, error_code=code, details=graph_details(error)
-        )
+        details = graph_details(error)
+        details["provider_status"] = details.pop("status", None)
+        return SendResult("rejected", detail=error.message, error_code=code, details=details)
     return SendResult("rejected", detail=error.message, error_code="provider_error")

@@ -10,7 +10,8 @@ say what they cut. Times are parsed to aware UTC ``datetime`` values.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 from typing import Any, Literal
 
 from mfconnector.mail.model import (
@@ -93,102 +94,116 @@ _ATTACHMENT_KINDS: dict[str, Literal["file", "message", "reference"]] = {
     "fileAttachment": "file",
     "itemAttachment": "message",
 }
+_ZERO = timedelta(0)
+_NO_NATIVE: Mapping[str, Any] = MappingProxyType({})
+"""The ``native`` of a message with no provider extras (shared, read-only)."""
 _FLAGS: dict[str, FlagState] = {"flagged": "flagged", "complete": "done"}
 _IMPORTANCE: dict[str, Importance] = {"high": "high", "low": "low"}
 
 
 def graph_time(value: Any) -> datetime | None:
     """A Graph date-time (``2026-03-01T09:00:00Z``; no offset means UTC) as aware UTC."""
-    if not isinstance(value, str):
+    if type(value) is not str:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value)
     except ValueError:
         return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed if parsed.utcoffset() == _ZERO else parsed.astimezone(UTC)
 
 
 def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    return value if type(value) is str else None
 
 
 def person_of(value: Any) -> Person | None:
     """Graph's ``{emailAddress: {name, address}}``."""
-    if not isinstance(value, Mapping):
+    email = value.get("emailAddress") if type(value) is dict else None
+    if type(email) is not dict:
         return None
-    email = value.get("emailAddress")
-    if not isinstance(email, Mapping):
-        return None
-    name, address = _text(email.get("name")) or "", _text(email.get("address")) or ""
+    name, address = email.get("name"), email.get("address")
+    name = name if type(name) is str else ""
+    address = address if type(address) is str else ""
     return Person(name, address) if name or address else None
 
 
 def _people(value: Any) -> tuple[Person, ...]:
-    if not isinstance(value, list):
+    if type(value) is not list or not value:
         return ()
     return tuple(p for p in map(person_of, value) if p is not None)
 
 
 def _strings(value: Any) -> tuple[str, ...]:
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+    if type(value) is not list or not value:
+        return ()
+    return tuple(v for v in value if type(v) is str)
 
 
-def _flag(value: Any) -> tuple[FlagState, dict[str, Any]]:
+_FLAG_DATES = (
+    ("startDateTime", "flag_start"),
+    ("dueDateTime", "flag_due"),
+    ("completedDateTime", "flag_completed"),
+)
+
+
+def _flag(value: Any) -> tuple[FlagState, Mapping[str, Any]]:
     """The flag's state and, for ``native``, its dates (start, due, completed)."""
-    if not isinstance(value, Mapping):
-        return "none", {}
-    state = _FLAGS.get(str(value.get("flagStatus")), "none")
+    if type(value) is not dict:
+        return "none", _NO_NATIVE
+    state: FlagState = _FLAGS.get(value.get("flagStatus"), "none")  # type: ignore[arg-type]
+    if len(value) == 1:
+        return state, _NO_NATIVE
     dates: dict[str, Any] = {}
-    for key, name in (
-        ("startDateTime", "flag_start"),
-        ("dueDateTime", "flag_due"),
-        ("completedDateTime", "flag_completed"),
-    ):
+    for key, name in _FLAG_DATES:
         when = value.get(key)
-        if isinstance(when, Mapping) and isinstance(when.get("dateTime"), str):
-            zone = when.get("timeZone")
-            dates[name] = {"date_time": when["dateTime"], "time_zone": _text(zone)}
-    return state, dates
+        if type(when) is dict and type(when.get("dateTime")) is str:
+            dates[name] = {"date_time": when["dateTime"], "time_zone": _text(when.get("timeZone"))}
+    return state, dates or _NO_NATIVE
 
 
 def _ref(tag: AccountTag, value: Any) -> Reference | None:
-    return Reference(tag, value) if isinstance(value, str) and value else None
+    return Reference(tag, value) if type(value) is str and value else None
 
 
 def summary_of(
     item: Mapping[str, Any], tag: AccountTag, folder_names: Mapping[str, str] | None = None
 ) -> MessageSummary:
     """One listed message. ``folder_names``: display names of folders, when a listing
-    spans folders."""
+    spans folders. Built in one pass over the fields a listing asked for (the hot path:
+    fifty of these per page)."""
     return MessageSummary(**_summary_fields(item, tag, folder_names))
 
 
 def _summary_fields(
     item: Mapping[str, Any], tag: AccountTag, folder_names: Mapping[str, str] | None
 ) -> dict[str, Any]:
-    flag, native = _flag(item.get("flag"))
-    folder_id = item.get("parentFolderId")
+    get = item.get
+    flag, native = _flag(get("flag"))
+    folder_id = get("parentFolderId")
     folder_name = None
-    if folder_names is not None and isinstance(folder_id, str):
+    if folder_names is not None and type(folder_id) is str:
         folder_name = folder_names.get(folder_id)
+    native_id = get("id")
     return {
-        "ref": Reference(tag, str(item.get("id", ""))),
-        "subject": _text(item.get("subject")),
-        "sender": person_of(item.get("from")),
-        "received": graph_time(item.get("receivedDateTime")),
-        "unread": item.get("isRead") is False,
+        "ref": Reference(tag, native_id if type(native_id) is str else ""),
+        "subject": _text(get("subject")),
+        "sender": person_of(get("from")),
+        "received": graph_time(get("receivedDateTime")),
+        "unread": get("isRead") is False,
         "flag": flag,
-        "importance": _IMPORTANCE.get(str(item.get("importance")), "normal"),
-        "has_attachments": item.get("hasAttachments") is True,
-        "is_draft": item.get("isDraft") is True,
-        "categories": _strings(item.get("categories")),
+        "importance": _IMPORTANCE.get(get("importance"), "normal"),  # type: ignore[arg-type]
+        "has_attachments": get("hasAttachments") is True,
+        "is_draft": get("isDraft") is True,
+        "categories": _strings(get("categories")),
         "folder": _ref(tag, folder_id),
         "folder_name": folder_name,
-        "to": _people(item.get("toRecipients")),
-        "cc": _people(item.get("ccRecipients")),
-        "thread": _text(item.get("conversationId")),
-        "preview": _text(item.get("bodyPreview")),
-        "change_token": _text(item.get("changeKey")),
+        "to": _people(get("toRecipients")),
+        "cc": _people(get("ccRecipients")),
+        "thread": _text(get("conversationId")),
+        "preview": _text(get("bodyPreview")),
+        "change_token": _text(get("changeKey")),
         "native": native,
     }
 

@@ -31,6 +31,7 @@ from mfconnector.graph.mail_model import (
 from mfconnector.graph.mail_pages import RawPage, fetch_page
 from mfconnector.graph.mailbox import outlook_native
 from mfconnector.graph.urls import quote_segment
+from mfconnector.limits import Limits
 from mfconnector.mail.backend import AttachmentContent, OnBytes, Spooled
 from mfconnector.mail.model import Attachment, Body, Folder, Message, MessageSummary, Page
 from mfconnector.mail.query import MessageFilter, PageRequest, ReadRequest
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "attachment",
     "attachments",
+    "body_text",
     "list_messages",
     "odata_filter",
     "read",
@@ -202,22 +204,27 @@ def readable_body(body: Any, *, max_tags: int, unique: bool, check: Any = None) 
     return Body(text, redactions, limit, unique)
 
 
-async def body_of(mailbox: GraphMailbox, body: Any, *, unique: bool = False) -> Body:
+async def body_text(body: Any, limits: Limits, *, unique: bool = False) -> Body:
     """Up to 2 MB of untrusted HTML converted off the event loop, which keeps serving.
 
     The converter asks trio every few thousand tags whether its call was cancelled, and
-    stops there, so a cancelled or timed-out read leaves nothing running.
+    stops there, so a cancelled or timed-out read leaves nothing running. A text body (what
+    reads ask for) needs no thread: only its credential links are cut.
     """
     if not isinstance(body, dict) or str(body.get("contentType", "")).lower() != "html":
-        return readable_body(body, max_tags=mailbox.limits.html_tags, unique=unique)
+        return readable_body(body, max_tags=limits.html_tags, unique=unique)
     convert = partial(
         readable_body,
         body,
-        max_tags=mailbox.limits.html_tags,
+        max_tags=limits.html_tags,
         unique=unique,
         check=trio.from_thread.check_cancelled,
     )
     return await trio.to_thread.run_sync(convert)
+
+
+async def body_of(mailbox: GraphMailbox, body: Any, *, unique: bool = False) -> Body:
+    return await body_text(body, mailbox.limits, unique=unique)
 
 
 def _message_path(mailbox: GraphMailbox, message: Reference, argument: str) -> str:

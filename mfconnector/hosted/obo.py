@@ -8,8 +8,10 @@ with a Graph token for the same user and the delegated scopes the tenant consent
 
 msal's ``acquire_token_on_behalf_of`` always asks Entra (it does not look in its cache),
 so the Graph tokens are cached here, in memory, per user and per assertion, until a few
-minutes before they expire; the cache is bounded (least recently used goes first). msal
-is blocking: every exchange runs in a worker thread, a few at a time.
+minutes before they expire; the cache is bounded (least recently used goes first). With a
+shared state store (``--state-url``) and a seal key, the cache is also kept there, sealed
+(``hosted.sealed_tokens``), so another replica serving the same user reuses the token.
+msal is blocking: every exchange runs in a worker thread, a few at a time.
 
 Source: Microsoft identity platform, "OAuth 2.0 On-Behalf-Of flow" (Microsoft Learn).
 """
@@ -21,12 +23,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from mfconnector.errors import AuthError
 from mfconnector.hosted.bearer import Subject
+
+if TYPE_CHECKING:
+    from mfconnector.hosted.sealed_tokens import SealedTokens
 
 __all__ = ["OBO_EXPIRY_MARGIN_SECONDS", "OnBehalfOf", "SubjectTokenProvider"]
 
@@ -67,6 +72,7 @@ class OnBehalfOf:
         scopes: Sequence[str],
         http_client: Any = None,
         clock: Callable[[], float] = time.time,
+        shared: SealedTokens | None = None,
     ) -> None:
         self._client_id = client_id
         self._credential = client_credential
@@ -74,6 +80,7 @@ class OnBehalfOf:
         self._scopes = list(scopes)
         self._http_client = http_client
         self._clock = clock
+        self._shared = shared
         self._app: Any = None
         self._cache: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
         self._limiter = trio.CapacityLimiter(OBO_CONCURRENT_EXCHANGES)
@@ -90,7 +97,12 @@ class OnBehalfOf:
         """
         key = (subject.key, _assertion_id(subject.token))
         cached = self._cache.get(key)
-        reusable = cached is not None and not force_refresh and claims is None
+        reusable = not force_refresh and claims is None
+        if cached is None and reusable and self._shared is not None:
+            found = await self._shared.get(*key)
+            if found is not None:
+                cached = _Cached(*found)
+                self._remember(key, cached)
         if (
             cached is not None
             and reusable
@@ -117,11 +129,17 @@ class OnBehalfOf:
             raise _error_from(result)
         expires_in = result.get("expires_in")
         lifetime = float(expires_in) if isinstance(expires_in, int | float | str) else 0.0
-        self._cache[key] = _Cached(token, self._clock() + lifetime)
+        fresh = _Cached(token, self._clock() + lifetime)
+        self._remember(key, fresh)
+        if self._shared is not None:
+            await self._shared.put(*key, token, fresh.expires_at, lifetime)
+        return token
+
+    def _remember(self, key: tuple[str, str], cached: _Cached) -> None:
+        self._cache[key] = cached
         self._cache.move_to_end(key)
         while len(self._cache) > OBO_CACHE_USERS:
             self._cache.popitem(last=False)
-        return token
 
     def _exchange(self, assertion: str, claims: str | None) -> dict[str, Any]:
         """In a worker thread: build the msal app once, then one OBO request."""

@@ -21,10 +21,12 @@ if TYPE_CHECKING:
     from mfconnector.hosted.bearer import Subject
     from mfconnector.hosted.resource import ResourceSettings
     from mfconnector.hosted.tenants import Tenant, TenantPool
+    from mfconnector.writes.redis_store import RedisState
 
 __all__ = ["DEFAULT_LISTEN", "add_http_arguments", "parse_listen", "serve_http"]
 
 DEFAULT_LISTEN = "127.0.0.1:8000"
+EXIT_STATE = 1
 EXIT_USAGE = 2
 log = logging.getLogger("mfconnector.hosted.serve")
 
@@ -79,6 +81,8 @@ class HostedSetup:
     resource: ResourceSettings
     tenants: TenantPool
     origins: frozenset[str]
+    state: RedisState | None = None
+    """``--state-url``: the state every replica shares (None: each user's in memory)."""
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -95,10 +99,19 @@ def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int
     """Check every setting, then serve until SIGTERM or SIGINT."""
     from mfconnector.hosted.resource import SettingsError, is_loopback_host
     from mfconnector.writes.gates import GateConfigError, gates_from_args
+    from mfconnector.writes.state_url import (
+        STATE_START_HINT,
+        StateUrlError,
+        shared_state,
+        state_url_of,
+    )
+    from mfconnector.writes.store import StateStoreError
 
     listen = args.listen or os.environ.get("MFC_HTTP_LISTEN", "").strip() or DEFAULT_LISTEN
     try:
         host, port = parse_listen(listen)
+        if args.demo == "gmail" or getattr(args, "gmail", None):
+            raise ListenError("serve-http serves the Microsoft 365 demo only: no Gmail yet")
         if not args.demo:
             raise ListenError(
                 "serve-http serves --demo only in this version: live Graph on each user's "
@@ -107,10 +120,17 @@ def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int
         if bool(args.tls_cert) != bool(args.tls_key):
             raise ListenError("--tls-cert and --tls-key go together")
         gates = gates_from_args(args)
-        setup = _setup(args, limits, gates)
-    except (ListenError, SettingsError, GateConfigError) as error:
+        state_url_of(args, os.environ)  # a bad URL is a usage error before anything else
+        _setup(args, limits, gates)  # every setting checked before Redis is reached
+    except (ListenError, SettingsError, GateConfigError, StateUrlError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        state = shared_state(args, limits)
+    except StateStoreError as error:
+        print(f"mfconnector: {error.message}; {STATE_START_HINT}", file=sys.stderr)
+        return EXIT_STATE
+    setup = _setup(args, limits, gates, state)  # cheap: no user's state exists yet
     if not is_loopback_host(host) and not args.tls_cert:
         print(
             f"mfconnector: warning: listening on {host} without TLS; bearer tokens cross the "
@@ -123,7 +143,9 @@ def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int
     return 0
 
 
-def _setup(args: argparse.Namespace, limits: Limits, gates: Any) -> HostedSetup:
+def _setup(
+    args: argparse.Namespace, limits: Limits, gates: Any, state: RedisState | None = None
+) -> HostedSetup:
     from mfconnector.hosted.http_checks import origin_of
     from mfconnector.hosted.resource import ResourceSettings
     from mfconnector.hosted.tenants import TenantPool
@@ -145,18 +167,26 @@ def _setup(args: argparse.Namespace, limits: Limits, gates: Any) -> HostedSetup:
             origins.add(origin)
 
     def build(subject: Subject) -> Tenant:
-        return _demo_tenant(args, limits, gates)
+        return _demo_tenant(args, limits, gates, subject, state)
 
-    return HostedSetup(resource, TenantPool(build, limits.http_subjects), frozenset(origins))
+    pool = TenantPool(build, limits.http_subjects)
+    return HostedSetup(resource, pool, frozenset(origins), state)
 
 
-def _demo_tenant(args: argparse.Namespace, limits: Limits, gates: Any) -> Tenant:
-    """A fresh in-memory mailbox and send store: one user never sees another's."""
+def _demo_tenant(
+    args: argparse.Namespace,
+    limits: Limits,
+    gates: Any,
+    subject: Subject,
+    state: RedisState | None,
+) -> Tenant:
+    """A fresh in-memory mailbox; the send state, audit trail and cursors bound to the
+    user's subject key (in memory, or in the shared Redis): one user never sees another's."""
     from mfconnector.entry.wiring import build_context, build_server
     from mfconnector.hosted.tenants import Tenant
     from mfconnector.server import McpServer
 
-    context, graph = build_context(args, limits, gates)
+    context, graph = build_context(args, limits, gates, state=state, namespace=subject.key)
 
     def new_server() -> McpServer:
         return build_server(context, gates)
@@ -204,6 +234,8 @@ async def _serve(
                     )
         finally:
             await tenants.aclose()
+            if setup.state is not None:
+                setup.state.close()
 
 
 async def _signalled() -> None:

@@ -6,7 +6,7 @@ backend owns queries, paging, ids and references, concurrency tokens and error
 classification (``mail.failures``). Capabilities are the backend's truth: a tool, an action
 or an argument it cannot honour is not offered for its account, and a call for it is
 ``Unsupported`` before any request. A backend must pass the shared conformance suite
-(tests/mail/conformance.py) with its fake and its real provider.
+(tests/support/mail_conformance.py) with its fake and its real provider.
 """
 
 from __future__ import annotations
@@ -76,6 +76,10 @@ class MailCapabilities:
     """Folders are labels: one message can carry several (Gmail)."""
     append_sent: bool = False
     """After a send, this server files the copy in Sent itself (SMTP)."""
+    sending: bool = True
+    """Sending is possible (IMAP: an SMTP server is configured)."""
+    max_message_bytes: int | None = None
+    """The largest message the provider says it accepts (IMAP APPENDLIMIT), if it says."""
     missing: Sequence[tuple[str, str]] = field(default_factory=tuple)
 
 

@@ -47,14 +47,9 @@ class ActionFailure(ToolError):
         self.details = details or {}
 
     def to_payload(self) -> dict[str, Any]:
-        # The one error shape, whatever the base class writes.
-        payload: dict[str, Any] = {
-            "error_code": self.error_code,
-            "message": self.message,
-            "retry_safe": self.retry_safe,
-        }
-        if self.hint:
-            payload["hint"] = self.hint
+        payload = super().to_payload()
+        payload["error_code"] = self.error_code
+        payload["retry_safe"] = self.retry_safe
         payload.update(self.details)
         if self.outcome is not None:
             payload["outcome"] = self.outcome

@@ -125,6 +125,13 @@ class Body:
     """The limit that cut an HTML body's layout short (its words are all there)."""
     unique: bool = False
     """Only the part of a reply that is new (Graph's uniqueBody)."""
+    notes: Sequence[str] = ()
+    """What a bounded reader cut, skipped or replaced on the way (IMAP/Gmail MIME: a
+    message past ``mime_message_bytes``, nesting past ``mime_depth``, a bad charset), in
+    words; empty when the body was read whole."""
+    cut_by: Sequence[tuple[str, str]] = ()
+    """(limit, note) for each named limit that left part of the message unread (a cut, not
+    a replaced character): the tools mark such a read incomplete."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -126,4 +126,5 @@ class SendResult:
     (``append_sent``); a failed append never turns a sent message into an error."""
     error_code: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
-    """The provider's facts for the recorded outcome (``status``, ``provider_code``)."""
+    """The provider's facts for the recorded outcome (``provider_status``, the HTTP status
+    where there is one, so it never reads as the preparation's ``status``; ``provider_code``)."""

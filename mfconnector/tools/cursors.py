@@ -98,13 +98,25 @@ def _refuse(message: str) -> ToolInputError:
 
 
 class CursorSigner:
-    """Issues cursors and redeems them, under one key held in memory for this process."""
+    """Issues cursors and redeems them, under one key held in memory for this process.
 
-    def __init__(self, *, max_chars: int = DEFAULT_LIMITS.cursor_chars, key: bytes | None = None):
+    A hosted server passes the key its replicas share (from the state store) and the
+    user's subject key as ``binding``: every scope tag then includes the subject, so one
+    user's cursor is refused for another even though all are signed with one key.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_chars: int = DEFAULT_LIMITS.cursor_chars,
+        key: bytes | None = None,
+        binding: str = "",
+    ):
         self._key = key if key is not None else secrets.token_bytes(KEY_BYTES)
         if len(self._key) < KEY_BYTES:
             raise ValueError(f"a cursor key needs at least {KEY_BYTES} bytes")
         self._max_chars = max_chars
+        self._binding = binding
         self._run = _b64(self._mac(b"run")[:6])
         """Names this process's key, so a cursor from an earlier run gets its own message."""
 
@@ -132,7 +144,7 @@ class CursorSigner:
         Raises ValueError for a negative skip or a cursor longer than ``max_chars``: the
         caller then reports the result as incomplete without a cursor.
         """
-        tags = (self._tag("scope", scope), self._tag("arguments", arguments or {}))
+        tags = (self._scope_tag(scope), self._tag("arguments", arguments or {}))
         if carry:
             try:
                 return self._sign(tool, *tags, position, skip, dict(arguments or {}))
@@ -231,7 +243,7 @@ class CursorSigner:
                 f"this cursor belongs to {named}, not `{tool}`: pass it to the tool that "
                 "returned it, or call this tool without a cursor"
             )
-        if not hmac.compare_digest(str(doc.get("s")), self._tag("scope", scope)):
+        if not hmac.compare_digest(str(doc.get("s")), self._scope_tag(scope)):
             raise _refuse(
                 "this cursor continues a listing of another account, mailbox or drive; "
                 "call without a cursor to list this one"
@@ -283,6 +295,11 @@ class CursorSigner:
 
     def _mac(self, data: bytes) -> bytes:
         return hmac.new(self._key, data, hashlib.sha256).digest()
+
+    def _scope_tag(self, scope: Mapping[str, Any]) -> str:
+        if not self._binding:
+            return self._tag("scope", scope)
+        return self._tag("scope", {**scope, "\x00subject": self._binding})
 
     def _tag(self, kind: str, value: Mapping[str, Any]) -> str:
         return _b64(self._mac(kind.encode("ascii") + b"\0" + _canonical(value))[:TAG_BYTES])

@@ -26,7 +26,6 @@ from mfconnector.tools.mail_view import (
     full_summary,
     message_row,
     omitted_record,
-    row_values,
     table_columns,
 )
 from mfconnector.tools.paging import Listing
@@ -113,20 +112,16 @@ def message_result(
             head["page_counts"] = page_counts(kept)
         head["messages"] = values
         return _finish(head, "messages", texts, skipped)
-    columns = table_columns(
-        {"folder": 1 if spans_folders else None, "categories": m.categories or None}
-        for m in page.items
-    )
+    columns = table_columns(page.items, spans_folders=spans_folders)
     cut = 0
 
     def row(message: MessageSummary, path: str) -> list[Any]:
         nonlocal cut
-        values = message_row(
-            message, zone, bounds, path, subject_chars=subject_chars, spans_folders=spans_folders
-        )
         if message.subject is not None and len(message.subject) > subject_chars:
             cut += 1
-        return row_values(values, columns)
+        return message_row(
+            message, zone, bounds, path, subject_chars=subject_chars, columns=columns
+        )
 
     kept, values, texts = _fill(listing, page, "messages", row, skipped)
     if counts:

@@ -74,6 +74,8 @@ def shape_message(
         skipped.text = {"field": text_path, **clip}
     if body is not None and body.conversion_limit is not None:
         skipped.fields.append(conversion_record(text_path, body.conversion_limit, limits))
+    for limit, note in body.cut_by if body is not None else ():
+        skipped.fields.append({"path": text_path, "limit": limit, "note": note})
     out: dict[str, Any] = {"message": shown}
     if message.attachments or message.more_attachments:
         attach = full_attachment if full else compact_attachment

@@ -8,6 +8,8 @@ reads ``unknown`` afterwards and is never sent again.
 
 States: ``prepared`` -> ``sending`` -> ``sent`` | ``verified`` | ``rejected`` | ``unknown``;
 a preparation nobody sent ends ``cancelled`` or ``replaced`` (by a newer one of its draft).
+A claim whose send never left this process (the sign-in stalled, the connection was
+refused) is given back by its claimer (``release``: ``sending`` -> ``prepared``).
 
 One draft has at most one live preparation: ``save`` runs in the same kind of transaction
 and answers with the preparation already live for the draft (same content), replaces a
@@ -37,14 +39,15 @@ import stat
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import trio
 
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.writes.state import Claim, Preparation, StateStore, StateStoreError
 
 __all__ = [
     "FINAL_STATES",
@@ -68,6 +71,8 @@ UNSENT_STATES = frozenset({"cancelled", "replaced"})
 """Ended without a send request: the draft may be prepared again."""
 LIVE_STATES = ("prepared", "sending", "sent", "verified", "unknown")
 """States that keep a draft from being prepared a second time (``prepared`` until expiry)."""
+NAMESPACE_MARK = "\x1f"
+"""Joins a namespace to the account in the ``account`` column (no account contains it)."""
 INTERRUPTED = (
     "the process that claimed this send stopped before recording an outcome: "
     "it may or may not have been sent"
@@ -106,42 +111,6 @@ _COLUMNS = (
 )
 
 
-class StateStoreError(Exception):
-    """The state file cannot be used; the message names it and says what to do."""
-
-    def __init__(self, message: str, *, hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-
-@dataclass(frozen=True, slots=True)
-class Preparation:
-    """One prepared message, as stored."""
-
-    prepared_id: str
-    account: str
-    mailbox: str
-    draft_id: str
-    digest: str
-    summary: dict[str, Any]
-    created_at: float
-    expires_at: float
-    state: str = "prepared"
-    claimed_by: str | None = None
-    claimed_at: float | None = None
-    outcome: dict[str, Any] | None = None
-    finished_at: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """What a claim attempt found. Only ``claimed`` allows a send."""
-
-    status: Literal["claimed", "missing", "mismatch", "expired", "done"]
-    record: Preparation | None = None
-
-
 def _row(row: tuple[Any, ...]) -> Preparation:
     values = list(row)
     values[5] = json.loads(values[5])
@@ -165,7 +134,14 @@ def _pid_gone(claimed_by: str) -> bool:
 
 
 class SendStore:
-    """The blocking store. ``path=None`` keeps everything in memory (demo, tests)."""
+    """The blocking SQLite store (a ``StateStore``). ``path=None`` keeps everything in
+    memory (demo, tests). ``namespace`` separates users sharing one file.
+
+    The cursor key and the token cache are this process's own, in memory: a local
+    server's cursors last as long as its process, and no token is ever written to disk.
+    """
+
+    concurrency = 1
 
     def __init__(
         self,
@@ -173,8 +149,12 @@ class SendStore:
         *,
         limits: Limits = DEFAULT_LIMITS,
         clock: Callable[[], float] = time.time,
+        namespace: str = "",
     ) -> None:
         self.path = path
+        self.namespace = namespace
+        self._cursor_key = secrets.token_bytes(32)
+        self._tokens: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
         self._limits = limits
         self._clock = clock
         self._lock = threading.Lock()
@@ -423,7 +403,7 @@ class SendStore:
                 f"INSERT INTO preparations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     preparation.prepared_id,
-                    preparation.account,
+                    self._owner(preparation.account),
                     preparation.mailbox,
                     preparation.draft_id,
                     preparation.digest,
@@ -446,10 +426,15 @@ class SendStore:
         rows = db.execute(
             f"SELECT {_COLUMNS} FROM preparations WHERE account = ? AND mailbox = ? AND "
             f"draft_id = ? AND state IN ({marks}) ORDER BY created_at",
-            (preparation.account, preparation.mailbox, preparation.draft_id, *LIVE_STATES),
+            (
+                self._owner(preparation.account),
+                preparation.mailbox,
+                preparation.draft_id,
+                *LIVE_STATES,
+            ),
         ).fetchall()
         for row in rows:
-            record = self._settle_orphan(db, _row(row), now)
+            record = self._settle_orphan(db, self._record(row), now)
             if record.state != "prepared" or now < record.expires_at:
                 return record
         return None
@@ -488,7 +473,7 @@ class SendStore:
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO audit (at, account, mailbox, entry) VALUES (?,?,?,?)",
-                (now, account, mailbox, json.dumps(entry, ensure_ascii=False)),
+                (now, self._owner(account), mailbox, json.dumps(entry, ensure_ascii=False)),
             )
             # the oldest few past retention go with each new one: bounded work, no scan
             db.execute(
@@ -505,9 +490,18 @@ class SendStore:
             rows = db.execute(
                 "SELECT at, entry FROM audit WHERE account = ? AND mailbox = ? AND at >= ? "
                 "ORDER BY seq DESC LIMIT ?",
-                (account, mailbox, horizon, limit),
+                (self._owner(account), mailbox, horizon, limit),
             ).fetchall()
         return [{"at": float(at), **json.loads(entry)} for at, entry in rows]
+
+    def _owner(self, account: str) -> str:
+        """The ``account`` column's value: the account, within this store's namespace."""
+        return f"{self.namespace}{NAMESPACE_MARK}{account}" if self.namespace else account
+
+    def _record(self, row: tuple[Any, ...]) -> Preparation:
+        record = _row(row)
+        account = record.account.partition(NAMESPACE_MARK)[2] if self.namespace else record.account
+        return dataclasses.replace(record, account=account)
 
     def _select(
         self, db: sqlite3.Connection, prepared_id: str, account: str, mailbox: str
@@ -515,12 +509,9 @@ class SendStore:
         row = db.execute(
             f"SELECT {_COLUMNS} FROM preparations WHERE prepared_id = ?", (prepared_id,)
         ).fetchone()
-        if row is None:
-            return None
-        record = _row(row)
-        if record.account != account or record.mailbox != mailbox:
-            return None  # another account's preparation does not exist for this one
-        return record
+        if row is None or row[1] != self._owner(account) or row[2] != mailbox:
+            return None  # another account's (or user's) preparation does not exist here
+        return self._record(row)
 
     def _settle_orphan(
         self, db: sqlite3.Connection, record: Preparation, now: float
@@ -610,20 +601,54 @@ class SendStore:
             self._in_flight.discard(prepared_id)
 
     def count(self) -> int:
-        """Rows in the file (tests and the bench)."""
+        """Preparations of this namespace in the file (tests and the bench)."""
         with self._transaction(immediate=False) as db:
-            return int(db.execute("SELECT COUNT(*) FROM preparations").fetchone()[0])
+            if not self.namespace:
+                found = db.execute(
+                    "SELECT COUNT(*) FROM preparations WHERE instr(account, ?) = 0",
+                    (NAMESPACE_MARK,),
+                )
+            else:
+                found = db.execute(
+                    "SELECT COUNT(*) FROM preparations WHERE substr(account, 1, ?) = ?",
+                    (len(self.namespace) + 1, self.namespace + NAMESPACE_MARK),
+                )
+            return int(found.fetchone()[0])
+
+    def cursor_key(self) -> bytes:
+        return self._cursor_key
+
+    def token_get(self, key: str) -> bytes | None:
+        with self._lock:
+            found = self._tokens.get(key)
+            if found is None or found[1] <= self._clock():
+                self._tokens.pop(key, None)
+                return None
+            self._tokens.move_to_end(key)
+            return found[0]
+
+    def token_put(self, key: str, sealed: bytes, lifetime_seconds: float) -> None:
+        with self._lock:
+            if lifetime_seconds <= 0:
+                self._tokens.pop(key, None)
+                return
+            self._tokens[key] = (sealed, self._clock() + lifetime_seconds)
+            self._tokens.move_to_end(key)
+            while len(self._tokens) > self._limits.state_local_tokens:
+                self._tokens.popitem(last=False)
 
 
 class AsyncSendStore:
-    """The store for trio code: every call runs in a worker thread, one at a time.
+    """Any ``StateStore`` for trio code: every call runs in a worker thread, at most
+    ``store.concurrency`` at once (SQLite: one at a time).
 
     Calls are not abandoned on cancellation, so an outcome being recorded is recorded.
     """
 
-    def __init__(self, store: SendStore) -> None:
+    def __init__(self, store: StateStore, limiter: trio.CapacityLimiter | None = None) -> None:
+        """``limiter``: shared by the stores of one backend (Redis: one per process)."""
         self.store = store
-        self._limiter = trio.CapacityLimiter(1)
+        self._limiter = limiter or trio.CapacityLimiter(store.concurrency)
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await trio.to_thread.run_sync(fn, *args, limiter=self._limiter)
@@ -664,3 +689,10 @@ class AsyncSendStore:
     async def release(self, prepared_id: str) -> None:
         with trio.CancelScope(shield=True):
             await self._run(self.store.release, prepared_id)
+
+    async def token_get(self, key: str) -> bytes | None:
+        result: bytes | None = await self._run(self.store.token_get, key)
+        return result
+
+    async def token_put(self, key: str, sealed: bytes, lifetime_seconds: float) -> None:
+        await self._run(self.store.token_put, key, sealed, lifetime_seconds)

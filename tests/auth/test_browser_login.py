@@ -91,6 +91,7 @@ def login(config: AuthConfig, idp: FakeIdP, browser: Any, **kwargs: Any) -> tupl
     return code, out.getvalue()
 
 
+@pytest.mark.slow
 def test_browser_sign_in_names_the_account_and_granted_scopes(
     config: AuthConfig, idp: FakeIdP, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -117,6 +118,7 @@ def test_browser_sign_in_names_the_account_and_granted_scopes(
     assert not any(secret in text for secret in idp.secrets())
 
 
+@pytest.mark.slow
 def test_browser_sign_in_leaks_no_code_or_token_to_output_or_logs(
     config: AuthConfig,
     idp: FakeIdP,
@@ -138,6 +140,7 @@ def test_browser_sign_in_leaks_no_code_or_token_to_output_or_logs(
     assert [s[:12] for s in secrets if s in everything] == []
 
 
+@pytest.mark.slow
 def test_auto_picks_the_browser_when_one_is_given(config: AuthConfig, idp: FakeIdP) -> None:
     code, text = login(config, idp, FakeBrowser(idp), method="auto")
     assert code == 0 and "device" not in text.lower()
@@ -158,6 +161,7 @@ def test_no_browser_here_means_a_device_code(
     assert idp.authorize_requests == []
 
 
+@pytest.mark.slow
 def test_a_browser_that_does_not_open_shows_the_address(config: AuthConfig, idp: FakeIdP) -> None:
     browser = FakeBrowser(idp, opens=False)  # the user copies the address by hand
     code, text = login(config, idp, browser, method="browser")
@@ -169,6 +173,7 @@ def test_a_browser_that_does_not_open_shows_the_address(config: AuthConfig, idp:
     assert query["client_id"] == CLIENT_ID
 
 
+@pytest.mark.slow
 def test_declining_in_the_browser_is_named(config: AuthConfig, idp: FakeIdP) -> None:
     idp.authorize_error = "user_declined"
     code, text = login(config, idp, FakeBrowser(idp), method="browser")
@@ -177,6 +182,7 @@ def test_declining_in_the_browser_is_named(config: AuthConfig, idp: FakeIdP) -> 
     assert idp.token_requests() == []
 
 
+@pytest.mark.slow
 def test_a_missing_redirect_uri_points_to_the_device_code(config: AuthConfig, idp: FakeIdP) -> None:
     idp.token_errors = ["redirect_uri_mismatch"]
     code, text = login(config, idp, FakeBrowser(idp), method="browser")

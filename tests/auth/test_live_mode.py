@@ -140,9 +140,9 @@ async def test_account_status_names_the_signed_in_person(config: AuthConfig, idp
         async with live_session(config, idp, server) as session:
             reply = await session.call(request(1, "tools/call", {"name": "account_status"}))
     status = reply["result"]["structuredContent"]
-    assert status["mode"] == "live" and status["signedIn"] is True
-    assert status["profile"]["displayName"] == "Adele Vance"
-    assert status["account"]["cacheEncrypted"] is False
+    assert status["mode"] == "live" and status["signed_in"] is True
+    assert status["profile"]["name"] == "Adele Vance"
+    assert status["account"]["cache_encrypted"] is False
     assert status["account"]["network"]["proxy"] is None  # no proxy unless configured
     assert status["account"]["network"]["trust"] == "operating system trust store"
     assert not any(secret in json.dumps(reply) for secret in idp.secrets())

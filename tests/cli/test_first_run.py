@@ -125,7 +125,7 @@ def test_live_mode_without_a_client_id_says_so_first_at_start_up_and_in_tool_res
     assert "keyring" not in stderr
     replies = {r["id"]: r["result"] for r in map(json.loads, done.stdout.splitlines())}
     status = replies[0]["structuredContent"]
-    assert status["signedIn"] is False
+    assert status["signed_in"] is False
     assert NO_CLIENT_ID in json.dumps(status)
     assert "keyring" not in json.dumps(status)
     listing = replies[1]

@@ -14,7 +14,7 @@ import re
 import struct
 import zipfile
 import zlib
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from email import message_from_bytes
 from xml.etree import ElementTree
 
@@ -59,6 +59,41 @@ def test_docx_text_reads_back() -> None:
     assert texts == ["Title here", *paragraphs]
 
 
+def test_docx_headings_lists_and_tables_are_a_valid_package() -> None:
+    """The blocks the document tests use: every style and numbering a paragraph names exists."""
+    blocks: list[docbuild.Block] = [
+        ("Heading1", "Report"),
+        ("List", "one\ttwo"),
+        [["Region", "Sales"], ["North", "1,200"]],
+    ]
+    archive = check_package(docbuild.docx(None, blocks))
+    root = ElementTree.fromstring(archive.read("word/document.xml"))
+    styles = ElementTree.fromstring(archive.read("word/styles.xml"))
+    defined = {style.get(W + "styleId") for style in styles.iter(W + "style")}
+    used = {style.get(W + "val") for style in root.iter(W + "pStyle")}
+    assert used == {"Heading1"} and used <= defined
+    numbering = ElementTree.fromstring(archive.read("word/numbering.xml"))
+    assert {n.get(W + "numId") for n in numbering.iter(W + "num")} == {"1"}
+    texts = ["".join(t.text or "" for t in p.iter(W + "t")) for p in root.iter(W + "p")]
+    assert texts == ["Report", "onetwo", "Region", "Sales", "North", "1,200"]
+    assert len(list(root.iter(W + "tab"))) == 1
+
+
+def test_xlsx_dates_and_inline_strings_are_a_valid_package() -> None:
+    rows: list[list[docbuild.Cell]] = [["Closed", date(2026, 3, 31), None, "x"]]
+    archive = check_package(docbuild.xlsx([("Dates", rows)], shared_strings=False))
+    sheet = ElementTree.fromstring(archive.read("xl/worksheets/sheet1.xml"))
+    cells = {c.get("r"): c for c in sheet.iter(S + "c")}
+    assert sorted(cells) == ["A1", "B1", "D1"]  # None leaves its cell out
+    assert cells["A1"].get("t") == "inlineStr"
+    serial = cells["B1"].find(S + "v")
+    assert serial is not None and serial.text == str((date(2026, 3, 31) - date(1899, 12, 30)).days)
+    formats = ElementTree.fromstring(archive.read("xl/styles.xml")).find(S + "cellXfs")
+    assert formats is not None
+    style = int(cells["B1"].get("s", "0"))
+    assert list(formats)[style].get("numFmtId") == "14"  # a built-in date format
+
+
 def test_xlsx_cells_read_back() -> None:
     rows = [["Name", "Amount"], ["Café", 12.5], ["Total", 3]]
     archive = check_package(docbuild.xlsx([("Sheet A", rows), ("Second", [["x"]])]))
@@ -86,6 +121,30 @@ def test_pptx_slides_read_back() -> None:
     for number, (title, bullets) in enumerate(slides, 1):
         root = ElementTree.fromstring(archive.read(f"ppt/slides/slide{number}.xml"))
         assert [t.text for t in root.iter(A + "t")] == [title, *bullets]
+
+
+def test_pptx_speaker_notes_hang_off_their_slide_under_a_notes_master() -> None:
+    archive = check_package(
+        docbuild.pptx([("Kick-off", ["Agenda"], ["Speak slowly"]), ("Plan", [])])
+    )
+    notes = ElementTree.fromstring(archive.read("ppt/notesSlides/notesSlide1.xml"))
+    assert [t.text for t in notes.iter(A + "t")] == ["1", "Speak slowly"]
+    assert "ppt/notesSlides/notesSlide2.xml" not in archive.namelist()  # no notes, no part
+    presentation = archive.read("ppt/presentation.xml").decode()
+    assert "<p:notesMasterIdLst>" in presentation
+    assert presentation.index("notesMasterIdLst") < presentation.index("sldIdLst")
+
+
+def test_pdf_pages_hold_exactly_their_text_and_encryption_is_declared() -> None:
+    data = docbuild.pdf_pages(["Invoice\nTotal: 5 EUR", "Café"])
+    objects = pdf_objects(data)
+    streams = b"".join(body for body in objects.values() if b"stream" in body)
+    assert b"(Invoice) Tj" in streams and b"(Total: 5 EUR) Tj" in streams
+    assert "(Café) Tj".encode("cp1252") in streams  # WinAnsi, as the font declares
+    assert b"/Encrypt" not in data
+    locked = docbuild.pdf_pages(["secret"], encrypted=True)
+    pdf_objects(locked)
+    assert b"/Encrypt" in locked.split(b"trailer")[1]
 
 
 def pdf_objects(data: bytes) -> dict[int, bytes]:

@@ -69,6 +69,7 @@ def test_the_tour_survives_a_console_code_page_without_cjk_or_emoji() -> None:
     assert "?" in out  # the Japanese subject, shown as replacement characters
 
 
+@pytest.mark.slow
 def test_the_tour_stops_quietly_when_its_reader_goes_away() -> None:
     tour = subprocess.Popen(
         [sys.executable, "-m", "mfconnector", "tour"],

@@ -2,8 +2,9 @@
 
 The attachment's bytes come from Graph's ``/attachments/{id}/$value``, are spooled to a
 private file and parsed in the same isolated worker ``files_read`` uses. Tests run the
-whole server: on the loopback Graph with documents built by ``tests/support/docbuild.py``, and on
-the demo emulator, whose mailbox carries such attachments with known text.
+whole server: on the loopback Graph with documents built by ``mfconnector/demo_documents.py``
+(the demo's own builder), and on the demo emulator, whose mailbox carries such attachments
+with known text.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any
 
 import pytest
 
+import mfconnector.demo_documents as docbuild
 from mfconnector.limits import DEFAULT_LIMITS
 from tests.documents.test_documents import EML, HOSTILE, KINDS, PDF, WORD
-from tests.support import docbuild
-from tests.support.harness import rows
+from tests.support.harness import ref, rows
 from tests.support.loopback import LoopbackServer, Reply
 from tests.tools.test_reads_demo import demo
 from tests.tools.test_reads_loopback import long_id, segment
@@ -27,7 +28,7 @@ from tests.tools.test_tools_loopback import FAST, tools_on
 OWNER = long_id("message", 70)
 ATTACHMENT = long_id("attachment", 70)
 BASE = f"/v1.0/me/messages/{segment(OWNER)}/attachments/{segment(ATTACHMENT)}"
-CALL = {"message_id": OWNER, "attachment_id": ATTACHMENT}
+CALL = {"message_id": ref(OWNER), "attachment_id": ref(ATTACHMENT)}
 
 
 def serve_attachment(
@@ -79,7 +80,7 @@ async def test_each_document_kind_is_read_from_an_attachment(
     assert content["returned"] is True and content["format"] == kind
     for fragment in fragments:
         assert fragment in content["text"]
-    assert content["charsRead"] == len(content["text"])
+    assert content["chars_read"] == len(content["text"])
     assert [part["name"] for part in content.get("parts", [])] == parts
     assert result["attachment"]["name"] == name
     assert graph.requests_to(f"{BASE}/$value")
@@ -99,7 +100,7 @@ async def test_a_long_attachment_continues_by_offset_and_jumps_by_part(
     graph: LoopbackServer,
 ) -> None:
     pages = [f"Page body {n}: " + "clause text " * 400 for n in range(1, 9)]
-    data = docbuild.pdf(pages)
+    data = docbuild.pdf_pages(pages)
     serve_attachment(graph, "contract.pdf", data, "application/pdf")
     async with tools_on(graph) as tools:
         pieces, offset, windows = [], 0, 0
@@ -110,16 +111,16 @@ async def test_a_long_attachment_continues_by_offset_and_jumps_by_part(
             pieces.append(result["content"]["text"])
             assert len(result["content"]["text"]) <= DEFAULT_LIMITS.body_chars
             record = result.get("skipped", {}).get("text", {})
-            if "nextOffset" not in record:
+            if "next_offset" not in record:
                 break
             assert record["field"] == "content.text"
-            offset = record["nextOffset"]
+            offset = record["next_offset"]
         first = await tools.data("mail_attachment", CALL)
         page_five = await tools.data("mail_attachment", {**CALL, "part": 5})
         both = await tools.error("mail_attachment", {**CALL, "part": 5, "offset": 10})
         missing = await tools.error("mail_attachment", {**CALL, "part": 99})
     text = "".join(pieces)
-    assert windows >= 3 and len(text) == first["content"]["charsRead"]
+    assert windows >= 3 and len(text) == first["content"]["chars_read"]
     for page in pages:
         assert page.strip() in text
     start = next(p["offset"] for p in first["content"]["parts"] if p["name"] == "Page 5")
@@ -170,7 +171,7 @@ async def test_part_is_refused_for_an_attachment_that_is_not_a_document(
         refused = await tools.error("mail_attachment", {**CALL, "part": 1})
         text = await tools.data("mail_attachment", CALL)
     assert "`part` is for documents" in refused["message"]
-    assert text["content"] == {"returned": True, "text": "# Notes\n\nShip it.", "charsRead": 17}
+    assert text["content"] == {"returned": True, "text": "# Notes\n\nShip it.", "chars_read": 17}
 
 
 async def test_a_legacy_office_attachment_says_how_to_make_it_readable(
@@ -196,7 +197,7 @@ async def demo_attachments(client: Any) -> dict[str, dict[str, Any]]:
         listed = await client.data("mail_folders", {**pending.pop(), "detail": "full"})
         for folder in listed["folders"]:
             folders.append(folder["id"])
-            if folder.get("childFolderCount"):
+            if folder.get("children"):
                 pending.append({"parent": folder["id"]})
     for folder in folders:
         listing = await client.data(
@@ -221,6 +222,7 @@ DEMO_TEXT = {
 }
 
 
+@pytest.mark.slow
 async def test_the_demo_mailbox_attachments_read_as_text() -> None:
     async with demo() as client:
         found = await demo_attachments(client)

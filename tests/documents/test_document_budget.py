@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 import trio
 
+import mfconnector.demo_documents as docbuild
 from mfconnector.documents.archive import SafeZip, _Inflated, open_zip
 from mfconnector.documents.extract import extract
 from mfconnector.documents.runner import DocumentWorkers
 from mfconnector.errors import BusyError, DocumentError
 from mfconnector.limits import DEFAULT_LIMITS
-from tests.support import docbuild
 
-WORD = docbuild.docx(["Quarterly report", "Revenue grew 12%."])
+WORD = docbuild.docx(None, ["Quarterly report", "Revenue grew 12%."])
 S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 
 
@@ -80,7 +80,7 @@ def test_a_compressed_size_raised_in_the_directory_is_refused(tmp_path: Path) ->
     source = zipfile.ZipFile(io.BytesIO(WORD))
     parts: dict[str, str | bytes] = {i.filename: source.read(i.filename) for i in source.infolist()}
     parts["word/padding.xml"] = b" " * 5_000_000
-    bomb = docbuild.zip_parts(parts)
+    bomb = docbuild.zip_parts(list(parts.items()))
     assert "compressed" in refusal(tmp_path, bomb).message  # the ratio check, as declared
     out = bytearray(bomb)
     local, central = entry_offsets(bomb, "word/padding.xml")
@@ -130,7 +130,7 @@ def test_inflated_bytes_are_counted_at_l_minus_1_l_and_l_plus_1(delta: int) -> N
 
 def workbook(strings: int, index: int, text: str = "word") -> bytes:
     """One cell pointing at string ``index`` of a table of ``strings`` strings."""
-    base = docbuild.xlsx({"Data": [["first"]]})
+    base = docbuild.xlsx([("Data", [["first"]])])
     source = zipfile.ZipFile(io.BytesIO(base))
     parts: dict[str, str | bytes] = {i.filename: source.read(i.filename) for i in source.infolist()}
     parts["xl/sharedStrings.xml"] = (
@@ -140,7 +140,7 @@ def workbook(strings: int, index: int, text: str = "word") -> bytes:
         f'<worksheet xmlns="{S}"><sheetData><row r="1"><c r="A1" t="s"><v>{index}</v></c>'
         "</row></sheetData></worksheet>"
     )
-    return docbuild.zip_parts(parts)
+    return docbuild.zip_parts(list(parts.items()))
 
 
 def test_a_huge_shared_strings_table_is_read_only_as_far_as_the_cells_ask(
@@ -186,11 +186,11 @@ def slow_sheet() -> bytes:
     sheet = (
         f'<worksheet xmlns="{S}"><sheetData>'.encode() + row * 40_000 + b"</sheetData></worksheet>"
     )
-    base = docbuild.xlsx({"Big": [["x"]]})
+    base = docbuild.xlsx([("Big", [["x"]])])
     source = zipfile.ZipFile(io.BytesIO(base))
     parts: dict[str, str | bytes] = {i.filename: source.read(i.filename) for i in source.infolist()}
     parts["xl/worksheets/sheet1.xml"] = sheet
-    return docbuild.zip_parts(parts)
+    return docbuild.zip_parts(list(parts.items()))
 
 
 @pytest.mark.slow
@@ -209,7 +209,7 @@ async def test_the_wait_for_a_worker_is_inside_the_calls_deadline(tmp_path: Path
     slow = tmp_path / "slow.xlsx"
     slow.write_bytes(slow_sheet())
     text = tmp_path / "note.pdf"
-    text.write_bytes(docbuild.pdf(["a short note"]))
+    text.write_bytes(docbuild.pdf_pages(["a short note"]))
     pool = DocumentWorkers(slow_limits)
     outcomes: dict[str, BaseException | None] = {}
     answered = trio.Event()

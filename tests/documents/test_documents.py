@@ -1,8 +1,9 @@
 """Documents through ``files_read`` against the loopback Graph: real downloads, real worker.
 
-Every document here is built by ``tests/support/docbuild.py`` with known text. Calls go through
-the whole server (Runtime + McpServer), the real GraphClient over sockets, the spool to a
-private file and the worker process; the only fake is the token provider.
+Every document here is built with known text by ``mfconnector/demo_documents.py`` (the
+demo's own builder). Calls go through the whole server (Runtime + McpServer), the real
+GraphClient over sockets, the spool to a private file and the worker process; the only fake
+is the token provider.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import mfconnector.demo_documents as docbuild
 from mfconnector.documents.archive import check_directory
 from mfconnector.documents.extract import extract
 from mfconnector.documents.runner import workers_for
 from mfconnector.errors import BusyError, DocumentError
 from mfconnector.limits import DEFAULT_LIMITS, Limits
-from tests.support import docbuild
 from tests.support.harness import request
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
 from tests.tools.test_tools_loopback import FAST, tools_on
@@ -124,6 +125,7 @@ async def wait_for_workers(predicate: Any) -> set[int]:
 # --- documents of each kind, read whole -----------------------------------------------------
 
 WORD = docbuild.docx(
+    None,
     [
         ("Heading1", "Quarterly report"),
         "Revenue grew in every region.",
@@ -131,24 +133,35 @@ WORD = docbuild.docx(
         [["Region", "Sales"], ["North", "1,200"], ["South", "950"]],
         ("Heading2", "Next steps"),
         "Ship the connector.",
-    ]
+    ],
 )
 EXCEL = docbuild.xlsx(
-    {
-        "Sales": [
-            ["Region", "Q1", "Q2"],
-            ["North", 120, 130.5],
-            ["South", 95, None, "note"],
-            ["Closed", datetime.date(2026, 3, 31)],
-        ],
-        "Staff": [["Name", "Team"], ["Ada", "Platform"]],
-    }
+    [
+        (
+            "Sales",
+            [
+                ["Region", "Q1", "Q2"],
+                ["North", 120, 130.5],
+                ["South", 95, None, "note"],
+                ["Closed", datetime.date(2026, 3, 31)],
+            ],
+        ),
+        ("Staff", [["Name", "Team"], ["Ada", "Platform"]]),
+    ]
 )
 POWERPOINT = docbuild.pptx(
     [("Kick-off", ["Agenda", "Budget"], ["Speak slowly"]), ("Plan", ["Phase 1"], [])]
 )
-PDF = docbuild.pdf(["Invoice 2026-114\nTotal due: 1,250.00 EUR", "Payment terms: 30 days"])
-EML = docbuild.eml("Lunch on Friday?", "See you at noon by the river.")
+PDF = docbuild.pdf_pages(["Invoice 2026-114\nTotal due: 1,250.00 EUR", "Payment terms: 30 days"])
+EML = docbuild.eml(
+    sender="Ada Lovelace <ada@contoso.com>",
+    to=["Charles Babbage <charles@contoso.com>"],
+    subject="Lunch on Friday?",
+    text="See you at noon by the river.",
+    sent=datetime.datetime(2026, 11, 30, 10, 0, tzinfo=datetime.UTC),
+    message_id="<lunch@contoso.com>",
+    attachments=[("data.csv", "text/csv", b"a,b\n1,2\n")],
+)
 
 KINDS = [
     pytest.param(
@@ -239,7 +252,7 @@ async def test_a_credential_link_inside_a_document_is_removed(
     graph: LoopbackServer, files: LoopbackServer
 ) -> None:
     link = "https://contoso.sharepoint.com/_layouts/15/download.aspx?tempauth=LEAKED-TOKEN"
-    serve_document(graph, files, "links.docx", docbuild.docx([f"Download it here: {link}"]))
+    serve_document(graph, files, "links.docx", docbuild.docx(None, [f"Download it here: {link}"]))
     async with tools_on(graph, allow_partial=True) as tools:
         result = await tools.data("files_read", {"item_id": ITEM_REF})
     assert result["content"]["text"] == "Download it here: [pre-authenticated link removed]\n"
@@ -247,11 +260,12 @@ async def test_a_credential_link_inside_a_document_is_removed(
     assert "LEAKED-TOKEN" not in json.dumps(result)
 
 
+@pytest.mark.slow
 async def test_a_long_workbook_continues_by_offset_and_jumps_to_a_sheet(
     graph: LoopbackServer, files: LoopbackServer
 ) -> None:
     rows = [[f"row {n}", n, n * 2] for n in range(2_000)]
-    data = docbuild.xlsx({"Long": rows, "Second sheet": [["only", "row"]]})
+    data = docbuild.xlsx([("Long", rows), ("Second sheet", [["only", "row"]])])
     expected_rows = [f"row {n}\t{n}\t{n * 2}" for n in range(2_000)]
     serve_document(graph, files, "long.xlsx", data)
     async with tools_on(graph, allow_partial=True) as tools:
@@ -352,7 +366,7 @@ def with_part(base: bytes, name: str, content: bytes) -> bytes:
     source = zipfile.ZipFile(io.BytesIO(base))
     parts = {info.filename: source.read(info.filename) for info in source.infolist()}
     parts[name] = content
-    return docbuild.zip_parts(parts)
+    return docbuild.zip_parts(list(parts.items()))
 
 
 BILLION_LAUGHS = (
@@ -371,7 +385,12 @@ EXTERNAL_ENTITY = (
 )
 
 HOSTILE = [
-    pytest.param("secret.pdf", docbuild.encrypted_pdf(), "protected", id="encrypted-pdf"),
+    pytest.param(
+        "secret.pdf",
+        docbuild.pdf_pages(["secret page"], encrypted=True),
+        "protected",
+        id="encrypted-pdf",
+    ),
     pytest.param(
         "secret.docx",
         ole_container("EncryptionInfo", "EncryptedPackage"),
@@ -399,6 +418,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "data", "code"), HOSTILE)
 async def test_hostile_documents_get_a_clear_error_and_serving_continues(
     graph: LoopbackServer, files: LoopbackServer, name: str, data: bytes, code: str
@@ -485,6 +505,7 @@ def test_overlapping_entries_are_refused() -> None:
     assert "overlap" in (refused(entries, DEFAULT_LIMITS) or "")
 
 
+@pytest.mark.slow
 def test_a_real_bomb_is_refused_before_anything_is_inflated(tmp_path: Path) -> None:
     path = tmp_path / "bomb.xlsx"
     path.write_bytes(with_part(EXCEL, "xl/sharedStrings.xml", b"<" * 50_000_000))
@@ -527,7 +548,7 @@ def slow_workbook(cells: int = 4_000_000) -> bytes:
         b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
         b"<sheetData>" + row * (cells // 100) + b"</sheetData></worksheet>"
     )
-    return with_part(docbuild.xlsx({"Big": [["x"]]}), "xl/worksheets/sheet1.xml", sheet)
+    return with_part(docbuild.xlsx([("Big", [["x"]])]), "xl/worksheets/sheet1.xml", sheet)
 
 
 @pytest.fixture(scope="module")
@@ -715,6 +736,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, bytes]:
 NAMES_ZIP = {"docx", "xlsx", "pptx"}
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25,
     deadline=None,
@@ -767,7 +789,7 @@ def test_document_text_chars_limit(tmp_path: Path, delta: int) -> None:
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])
 def test_document_parts_limit(tmp_path: Path, delta: int) -> None:
-    pages = docbuild.pdf([f"page {n}" for n in range(1, 11)])
+    pages = docbuild.pdf_pages([f"page {n}" for n in range(1, 11)])
     limits = dataclasses.replace(DEFAULT_LIMITS, document_parts=10 + delta)
     got = extract_bytes(tmp_path, "pdf", pages, limits)
     assert len(got.parts) == min(10, 10 + delta) and got.parts_total == 10
@@ -781,7 +803,7 @@ def test_document_parts_limit(tmp_path: Path, delta: int) -> None:
 @pytest.mark.parametrize("delta", [-1, 0, 1])
 async def test_document_parts_listed_limit(tmp_path: Path, delta: int) -> None:
     path = tmp_path / "pages.pdf"
-    path.write_bytes(docbuild.pdf([f"page {n}" for n in range(1, 11)]))
+    path.write_bytes(docbuild.pdf_pages([f"page {n}" for n in range(1, 11)]))
     limits = dataclasses.replace(DEFAULT_LIMITS, document_parts_listed=10 + delta)
     answer = await workers_for(limits).run(
         {"kind": "pdf", "offset": 0, "part": None, "chars": 100, "path": str(path)},
@@ -861,7 +883,7 @@ def test_document_part_name_chars_limit(tmp_path: Path, delta: int) -> None:
     limit = DEFAULT_LIMITS.document_part_name_chars
     heading = "H" * (limit + delta)
     got = extract_bytes(
-        tmp_path, "docx", docbuild.docx([("Heading1", heading), "x"]), DEFAULT_LIMITS
+        tmp_path, "docx", docbuild.docx(None, [("Heading1", heading), "x"]), DEFAULT_LIMITS
     )
     assert got.parts == [("H" * min(limit, limit + delta), 0)]
     assert got.text.startswith(f"# {heading}\n")  # the text itself keeps the whole heading
@@ -902,6 +924,7 @@ def test_sheet_cells_read_as_excel_shows_them(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=8,
     deadline=None,

@@ -512,6 +512,7 @@ PAGE_FILTERS: list[tuple[str | None, Callable[[Message], bool]]] = [
 FOLDERS = ["inbox", "archive", "sentitems", None]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -595,6 +596,7 @@ def visible(emulator: Emulator) -> list[Message]:
     return [m for m in mailbox.messages.values() if m.folder_id not in hidden]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -1223,6 +1225,7 @@ async def test_upload_session_builds_a_large_attachment(
         assert response.status_code == status
 
 
+@pytest.mark.slow
 @settings(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -892,6 +892,7 @@ def test_any_json_document_loads_or_refuses(
     _loads_or_refuses(path, json.dumps(value).encode())
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(request=JSON, response=JSON)
 def test_any_entry_loads_or_refuses(

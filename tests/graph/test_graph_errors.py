@@ -288,6 +288,7 @@ def test_clean_text_is_bounded_and_single_line(text: str) -> None:
         assert "?" not in url and "#" not in url
 
 
+@pytest.mark.slow
 @given(
     st.dictionaries(
         st.text(max_size=10),

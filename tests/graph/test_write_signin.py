@@ -144,6 +144,11 @@ async def test_a_send_whose_sign_in_stalls_is_not_sent_and_stays_sendable(
         tokens.stall.clear()
         sent = await tools.ok("mail_send_confirmed", confirm)
         again = await tools.ok("mail_send_confirmed", confirm)
+        recorded = await tools.ok(
+            "mail_review", {"action": "send_status", "prepared_id": prepared["prepared_id"]}
+        )
     assert sent["status"] == "verified"
+    # Graph's 202 is kept as the provider's status, apart from the preparation's own.
+    assert recorded["status"] == "verified" and recorded["outcome"]["provider_status"] == 202
     assert again["resent"] is False
     assert [d for d, _ in mailbox.sent] == [native(prepared["message"]["id"])]

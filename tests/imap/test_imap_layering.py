@@ -19,6 +19,12 @@ PURE = [
         "errors.py",
         "settings.py",
         "capabilities.py",
+        "refs.py",
+        "folders.py",
+        "summaries.py",
+        "search.py",
+        "compose.py",
+        "classify.py",
     )
 ] + sorted((PACKAGE / "mime").glob("*.py"))
 

@@ -211,6 +211,7 @@ async def test_both_clients_use_the_proxy_exactly_when_configured(
 # --- sign-in and Graph end to end through an authenticating proxy ---------------------------
 
 
+@pytest.mark.slow
 async def test_sign_in_and_graph_go_through_the_configured_proxy_with_credentials(
     site: Site, decoy: ConnectProxy, tmp_path: Path
 ) -> None:

@@ -31,7 +31,7 @@ never an argument mistake of the test. Each result must parse as the SDK's
 ``CallToolResult`` under the negotiated version (the SDK also checks ``structuredContent``
 against the tool's ``outputSchema`` on success), carry a JSON text block equal to
 ``structuredContent`` whenever both are present, and ``account_status`` must succeed with
-``signedIn`` false in live mode.
+``signed_in`` false in live mode.
 
 Also covered: invalid arguments (``-32602`` in 2025-06-18, an ``isError`` result in
 2025-11-25 and 2026-07-28), an unknown tool (``-32602`` in every era), both eras on one
@@ -79,8 +79,8 @@ TOOL_CALLS: dict[str, dict[str, Any]] = {
     "mail_folders": {},
     "mail_list": {"limit": 5},
     "mail_search": {"query": "launch", "limit": 5},
-    "mail_read": {"message_id": "AAMkAGI2-not-a-real-message"},
-    "mail_attachment": {"message_id": "AAMkAGI2-not-a-real-message"},
+    "mail_read": {"message_id": "msb.AAMkAGI2-not-a-real-message"},
+    "mail_attachment": {"message_id": "msb.AAMkAGI2-not-a-real-message"},
     "files_list": {"limit": 5},
     "files_search": {"query": "report", "limit": 5},
     "files_read": {"path": "Documents/readme.txt"},
@@ -296,7 +296,7 @@ def check_result(name: str, result: types.CallToolResult, mode: str) -> None:
         status = result.structured_content
         assert isinstance(status, dict)
         assert status["mode"] == mode
-        assert status["signedIn"] is (mode == "demo")
+        assert status["signed_in"] is (mode == "demo")
         assert status["server"]["name"] == "mfconnector"
 
 
@@ -346,7 +346,7 @@ async def call_every_read_operation(call_tool: Any, mode: str) -> None:
     """Each operation answers a result the SDK accepts (an error result when not signed in)."""
     listed = await call_tool("mail_list", {"limit": 5})
     rows = (listed.structured_content or {}).get("messages") or []
-    ids = [row[0] for row in rows if isinstance(row, list)] or ["AAMkAGI2-not-a-real-message"]
+    ids = [row[0] for row in rows if isinstance(row, list)] or ["msb.AAMkAGI2-not-a-real-message"]
     for name, arguments in read_operations(ids):
         result = await call_tool(name, arguments)
         assert isinstance(result, types.CallToolResult)

@@ -19,6 +19,8 @@ import trio
 from tests.support.harness import initialize, request, slow_inbox_fixtures
 from tests.support.mcp_schemas import schema_errors
 
+pytestmark = pytest.mark.slow  # every test here starts the real server process
+
 SERVER = [sys.executable, "-m", "mfconnector"]
 CHUNK = b"y" * (1 << 20)
 STREAMS = ["fd", "thread"] if hasattr(trio.lowlevel, "FdStream") else ["thread"]

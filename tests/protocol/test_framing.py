@@ -49,6 +49,7 @@ def split_at(data: bytes, cuts: list[int]) -> list[bytes]:
     return chunks
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(
     data=st.binary(max_size=400).map(lambda b: b.replace(b"\x00", b"\n")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def marks(value: Any) -> int:
     return 0
 
 
+@pytest.mark.slow
 @given(json_values, st.sampled_from([None, (",", ":"), (", ", ": ")]))
 def test_the_count_is_exact_outside_strings_whatever_the_strings_hold(
     value: Any, separators: tuple[str, str] | None
@@ -44,6 +46,7 @@ def test_the_count_is_exact_outside_strings_whatever_the_strings_hold(
     assert over is not None and over.values == count
 
 
+@pytest.mark.slow
 @given(ids, json_values, st.booleans())
 def test_the_id_of_a_refused_line_is_recovered_wherever_it_sits(
     request_id: Any, params: Any, id_last: bool
@@ -116,6 +119,7 @@ plain_json = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=50)
 @given(
     st.dictionaries(bracket_free_text, plain_json, min_size=1, max_size=6),

@@ -18,9 +18,10 @@ from typing import Any
 import trio
 
 from mfconnector.graph.client import GraphClient
-from mfconnector.graph.mail_backend import graph_account
+from mfconnector.graph.mail_backend import GraphMailBackend, graph_account
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.mail.accounts import AccountSet
+from mfconnector.mail.backend import MailCapabilities
 from mfconnector.mail.refs import account_tag
 from mfconnector.tools.base import ToolContext
 from mfconnector.tools.gated import hidden_tools, listed_tools
@@ -62,9 +63,31 @@ def native(reference: str) -> str:
     return reference[len(TAG) + 1 :]
 
 
-def accounts_for(graph: Callable[[], Any], limits: Limits, cloud: str = "global") -> AccountSet:
-    """The one Graph account of a test session, as the CLI's wiring builds it."""
-    return AccountSet([graph_account(ACCOUNT_NAME, graph, limits, cloud=cloud)])
+class LimitedBackend(GraphMailBackend):
+    """Graph with fewer capabilities, standing in for a provider that cannot do everything
+    (a fake at the seam: what the tools may ask of a backend is its capabilities)."""
+
+    limited: MailCapabilities | None = None
+
+    @property
+    def capabilities(self) -> MailCapabilities:
+        return self.limited or super().capabilities
+
+
+def accounts_for(
+    graph: Callable[[], Any],
+    limits: Limits,
+    cloud: str = "global",
+    capabilities: MailCapabilities | None = None,
+) -> AccountSet:
+    """The one Graph account of a test session, as the CLI's wiring builds it (with
+    ``capabilities``: a backend that can do only those)."""
+    account = graph_account(ACCOUNT_NAME, graph, limits, cloud=cloud)
+    if capabilities is not None:
+        backend = LimitedBackend(tag=account.tag, client=graph, limits=limits, cloud=cloud)
+        backend.limited = capabilities
+        account = dataclasses.replace(account, mail=backend)
+    return AccountSet([account])
 
 
 def outlook_id(label: str) -> str:
@@ -401,6 +424,7 @@ async def acting_session(
     cloud: str = "global",
     limits: Limits = FAST,
     confirm: str = "auto",
+    capabilities: MailCapabilities | None = None,
 ) -> AsyncIterator[Caller]:
     tokens = tokens or ScopedTokens()
     client = GraphClient(root=f"{server.url}/v1.0", token_provider=tokens, limits=limits)
@@ -410,7 +434,7 @@ async def acting_session(
     async def graph() -> GraphClient:
         return client
 
-    accounts = accounts_for(graph, limits, cloud)
+    accounts = accounts_for(graph, limits, cloud, capabilities)
     offered = [account.mail.capabilities for account in accounts]
     context = ToolContext(
         limits=limits,

@@ -67,6 +67,13 @@ async def _no_graph() -> Any:
     raise AssertionError("this test does not use Graph")
 
 
+def ref(native: str) -> str:
+    """The reference the server hands out for a Graph id of its one account, ``default``."""
+    from mfconnector.mail.refs import Reference, account_tag
+
+    return str(Reference(account_tag("graph", "default"), native))
+
+
 def graph_accounts(
     graph: Any, limits: Limits = DEFAULT_LIMITS, user_path: str = "/me", *, all_files: bool = False
 ) -> Any:

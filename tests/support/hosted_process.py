@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,41 +55,67 @@ def hosted_server(
     with LoopbackServer() as loopback:
         issuer = LocalIssuer(loopback)
         issuer.publish()
-        stderr_path = tmp_path / "server-stderr.txt"
-        env = {**os.environ, "HOME": str(tmp_path / "home"), "MFC_HTTP_LISTEN": env_listen}
-        command = [
-            sys.executable,
-            "-m",
-            "mfconnector",
-            "serve-http",
-            "--demo",
-            *(["--listen", listen] if listen is not None else []),
-            "--public-url",
-            PUBLIC_URL,
-            "--oauth-issuer",
-            issuer.issuer,
-            "--oauth-jwks-url",
-            issuer.jwks_url,
-            "--oauth-scope",
-            SCOPE,
-            "--log-level",
-            "info",
-            *extra,
+        with started(issuer, tmp_path, *extra, listen=listen, env_listen=env_listen) as server:
+            yield server
+
+
+@contextmanager
+def hosted_replicas(tmp_path: Path, count: int, *extra: str) -> Iterator[list[HostedServer]]:
+    """``count`` serve-http processes that trust one issuer (give them one --state-url)."""
+    with LoopbackServer() as loopback, ExitStack() as stack:
+        issuer = LocalIssuer(loopback)
+        issuer.publish()
+        yield [
+            stack.enter_context(started(issuer, tmp_path / f"replica{n}", *extra))
+            for n in range(count)
         ]
-        with stderr_path.open("wb") as stderr:
-            process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env
-            )
+
+
+@contextmanager
+def started(
+    issuer: LocalIssuer,
+    tmp_path: Path,
+    *extra: str,
+    listen: str | None = "127.0.0.1:0",
+    env_listen: str = "",
+) -> Iterator[HostedServer]:
+    """One serve-http process trusting ``issuer``, its stderr in ``tmp_path``."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    stderr_path = tmp_path / "server-stderr.txt"
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "MFC_HTTP_LISTEN": env_listen}
+    command = [
+        sys.executable,
+        "-m",
+        "mfconnector",
+        "serve-http",
+        "--demo",
+        *(["--listen", listen] if listen is not None else []),
+        "--public-url",
+        PUBLIC_URL,
+        "--oauth-issuer",
+        issuer.issuer,
+        "--oauth-jwks-url",
+        issuer.jwks_url,
+        "--oauth-scope",
+        SCOPE,
+        "--log-level",
+        "info",
+        *extra,
+    ]
+    with stderr_path.open("wb") as stderr:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, env=env
+        )
+    try:
+        url = _wait_for_address(process, stderr_path)
+        yield HostedServer(url, issuer, process, stderr_path)
+    finally:
+        process.terminate()
         try:
-            url = _wait_for_address(process, stderr_path)
-            yield HostedServer(url, issuer, process, stderr_path)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _wait_for_address(process: subprocess.Popen[bytes], stderr_path: Path) -> str:

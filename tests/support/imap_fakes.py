@@ -25,6 +25,9 @@ class CuttingProxy:
         self.security: Literal["plain", "tls"] = "plain"
         """How the client should talk through it (the proxy only relays bytes)."""
         self.cuts = 0
+        self.cut_on: bytes | None = None
+        """Once set, the connection is closed (both ways) right after the client sends bytes
+        holding this: the command has left and its answer never comes back."""
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self._listener.getsockname()[1])
         self._threads: list[threading.Thread] = []
@@ -51,6 +54,11 @@ class CuttingProxy:
         sent_since_armed = 0
         try:
             while data := source.recv(65_536):
+                if not cutting and self.cut_on is not None and self.cut_on in data:
+                    self.cut_on = None
+                    target.sendall(data)
+                    self.cuts += 1
+                    break
                 if cutting and self.cut_after is not None:
                     room = self.cut_after - sent_since_armed
                     if room <= len(data):

@@ -1,5 +1,5 @@
 """The real server process for the multi-process tests: ``python tests/support/write_server.py
-GRAPH_ROOT STATE_DIR``.
+GRAPH_ROOT STATE_DIR`` (or ``GRAPH_ROOT redis://HOST:PORT/DB`` for the Redis store).
 
 It is ``mfconnector``'s own serving path (runtime, stdio, tools, gates, the SQLite state
 file) with every gate on; only two seams differ from a live server: Graph is at
@@ -38,7 +38,13 @@ def main(root: str, state_dir: str) -> None:
         for client in clients:
             await client.aclose()
 
-    store = SendStore(Path(state_dir) / STATE_FILE_NAME, limits=DEFAULT_LIMITS)
+    store: Any
+    if state_dir.startswith("redis://"):
+        from mfconnector.writes.redis_store import RedisState
+
+        store = RedisState(state_dir, limits=DEFAULT_LIMITS).store()
+    else:
+        store = SendStore(Path(state_dir) / STATE_FILE_NAME, limits=DEFAULT_LIMITS)
     context = ToolContext(
         limits=DEFAULT_LIMITS,
         mode="live",

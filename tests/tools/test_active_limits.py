@@ -73,7 +73,8 @@ async def test_tools_list_publishes_the_active_limits(graph: LoopbackServer) -> 
 
 
 def outlook_id(length: int) -> str:
-    return ("AAMkAGI2" + "x" * length)[:length]
+    """A reference of ``length`` characters (``outlook_id_chars`` bounds the whole id)."""
+    return ("msb.AAMkAGI2" + "x" * length)[:length]
 
 
 ARGUMENT_LIMITS: list[tuple[str, str, Callable[[int], dict[str, Any]], int]] = [

@@ -3,7 +3,7 @@ their context, on the demo (the emulator behind ``--demo``) through the real ser
 
 0.2 returned every drive item with its webUrl, parentReference and lastModifiedBy (24,316
 bytes for the root's 50 items) and every folder with the same parentFolderId; a page
-named only by its cursor lost its folder and triage's pageCounts. What a user checks: the
+named only by its cursor lost its folder and triage's page counts. What a user checks: the
 page is small, nothing is lost (``detail: "full"`` has the rest, ``omitted`` names it), and
 the second page says what it is a page of.
 """
@@ -65,16 +65,16 @@ async def test_mail_folders_name_the_shared_parent_once() -> None:
         result = await client.call("mail_folders", {})
         full = await client.data("mail_folders", {"detail": "full"})
     data = result["structuredContent"]
-    parents = {f["parentFolderId"] for f in full["folders"]}
+    parents = {f["parent"] for f in full["folders"]}
     assert len(parents) == 1 and data["common"]["parent"] == parents.pop()
     assert result["content"][0]["text"].count(data["common"]["parent"]) == 1
     assert data["columns"] == ["id", "name", "unread", "total", "subfolders"]
     assert "omitted" not in data, "a folder row loses nothing"
     for row, folder in zip(rows(data, "folders"), full["folders"], strict=True):
-        assert (row["id"], row["name"]) == (folder["id"], folder["displayName"])
-        assert row.get("unread", 0) == folder["unreadItemCount"]
-        assert row.get("total", 0) == folder["totalItemCount"]
-        assert row.get("subfolders", 0) == folder["childFolderCount"]
+        assert (row["id"], row["name"]) == (folder["id"], folder["name"])
+        assert row.get("unread", 0) == folder["unread"]
+        assert row.get("total", 0) == folder["total"]
+        assert row.get("subfolders", 0) == folder["children"]
 
 
 async def test_a_page_named_only_by_its_cursor_keeps_folder_view_and_triage_counts() -> None:
@@ -86,8 +86,8 @@ async def test_a_page_named_only_by_its_cursor_keeps_folder_view_and_triage_coun
         full = await client.data("files_list", {"path": "Documents", "detail": "full", "limit": 2})
         full_more = await client.data("files_list", {"cursor": cursor_of(full)})
     assert more["folder"] == "inbox"
-    assert more["pageCounts"]["messages"] == len(more["messages"]) > 0
-    assert more["pageCounts"]["covers"] == "this page only"
+    assert more["page_counts"]["messages"] == len(more["messages"]) > 0
+    assert more["page_counts"]["covers"] == "this page only"
     for message in rows(more):
         flags = message.get("flags", "").split()
         assert "unread" in flags or "flagged" in flags

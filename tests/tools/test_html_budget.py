@@ -26,10 +26,10 @@ from mfconnector.emulator.seed.hostile import HOSTILE_HTML
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import parse_fixtures
+from mfconnector.graph.mail_reads import body_text
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.textconv import convert_html
-from mfconnector.tools.reading import body_text
-from tests.support.harness import client_context, initialize, open_session, request
+from tests.support.harness import client_context, initialize, open_session, ref, request
 
 PEAK_RSS_BYTES = 256 * 1024 * 1024
 REPLY_SECONDS = 10.0
@@ -106,7 +106,8 @@ async def test_mail_read_past_the_tag_limit_answers_the_words_and_names_the_limi
     limits = replace(DEFAULT_LIMITS, html_tags=50)
     body = "<div>" + "<p>word" * (50 if over else 49)
     client = fixture_client(body)
-    call = request(1, "tools/call", {"name": "mail_read", "arguments": {"message_id": MESSAGE_ID}})
+    arguments = {"message_id": ref(MESSAGE_ID)}
+    call = request(1, "tools/call", {"name": "mail_read", "arguments": arguments})
     async with client, open_session(context=client_context(client, limits)) as session:
         reply = await session.call(call)
     result = reply["result"]
@@ -116,7 +117,7 @@ async def test_mail_read_past_the_tag_limit_answers_the_words_and_names_the_limi
         assert result["isError"] is True and data["incomplete"] is True
         (record,) = data["skipped"]["fields"]
         assert record["path"] == "message.body" and record["limit"] == "html_tags"
-        assert record["keptTags"] == 50
+        assert record["kept_tags"] == 50
     else:
         assert "incomplete" not in data and result["isError"] is False
 

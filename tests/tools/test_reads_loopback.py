@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 import pytest
 
 from mfconnector.limits import DEFAULT_LIMITS
-from tests.support.harness import rows
+from tests.support.harness import ref, rows
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
 from tests.tools.test_tools_loopback import graph_collection, query_of, tools_on
 
@@ -101,19 +101,47 @@ async def test_compact_is_a_table_that_names_what_it_leaves_out(graph: LoopbackS
         full = await tools.data("mail_list", {"limit": 25, "detail": "full"})
     data = compact["structuredContent"]
     assert data["columns"][:5] == ["id", "subject", "from", "received", "flags"]
-    assert [row["id"] for row in rows(data)] == [m["id"] for m in items]
+    assert [row["id"] for row in rows(data)] == [ref(m["id"]) for m in items]
     assert data["omitted"] == {
-        "fields": ["toRecipients", "conversationId", "parentFolderId", "bodyPreview", "changeKey"],
+        "fields": ["to", "thread", "folder", "preview", "change_token"],
         "get": 'detail: "full"',
     }
-    assert data["timeZone"] == "UTC"
+    assert data["time_zone"] == "UTC"
     compact_select = query_of(graph.requests[0])["$select"].split(",")
     assert not {"toRecipients", "bodyPreview", "conversationId"} & set(compact_select), (
         "compact asks Graph only for what it shows"
     )
-    assert full["messages"] == [{k: v for k, v in m.items()} for m in items]
+    assert full["messages"] == [neutral(m) for m in items]
     assert "omitted" not in full
     assert text_bytes(compact) <= 8_000, "25 compact messages with real-length ids"
+
+
+def neutral(doc: dict[str, Any]) -> dict[str, Any]:
+    """A listed Graph message as ``detail: "full"`` shows it (in UTC, this module's zone)."""
+
+    def person(value: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": value["emailAddress"].get("name"),
+            "address": value["emailAddress"]["address"],
+        }
+
+    flag = {"flagged": "flagged", "complete": "done"}.get(doc["flag"]["flagStatus"], "none")
+    return {
+        "id": ref(doc["id"]),
+        "subject": doc["subject"],
+        "from": person(doc["from"]),
+        "to": [person(p) for p in doc["toRecipients"]],
+        "received": doc["receivedDateTime"].replace("Z", "+00:00"),
+        "unread": doc["isRead"] is False,
+        "flag": flag,
+        "importance": doc["importance"],
+        "has_attachments": doc["hasAttachments"],
+        "categories": doc["categories"],
+        "folder": ref(doc["parentFolderId"]),
+        "thread": doc["conversationId"],
+        "preview": doc["bodyPreview"],
+        "change_token": doc.get("changeKey"),
+    }
 
 
 def full_field_is_in_compact(name: str, value: Any, row: dict[str, Any]) -> bool:
@@ -126,19 +154,17 @@ def full_field_is_in_compact(name: str, value: Any, row: dict[str, Any]) -> bool
             isinstance(value, str) and row.get("subject", "").rstrip("…") == value[:160]
         )
     if name == "from":
-        email = value.get("emailAddress", {})
-        return all(part in (row.get("from") or "") for part in email.values() if part)
-    if name == "receivedDateTime":
+        return all(part in (row.get("from") or "") for part in value.values() if part)
+    if name == "received":
         return row.get("received") == value[:16]
-    if name == "isRead":
-        return ("unread" in flags) is (value is False)
-    if name == "hasAttachments":
-        return ("attachments" in flags) is (value is True)
+    if name == "unread":
+        return ("unread" in flags) is value
+    if name == "has_attachments":
+        return ("attachments" in flags) is value
     if name == "importance":
         return value == "normal" or f"{value}-importance" in flags
     if name == "flag":
-        status = value.get("flagStatus")
-        shown = {"flagged": "flagged", "complete": "done"}.get(status)
+        shown = {"flagged": "flagged", "done": "done"}.get(value)
         return (shown in flags) if shown else not ({"flagged", "done"} & set(flags))
     if name == "categories":
         return row.get("categories", []) == value
@@ -149,11 +175,11 @@ def assert_compact_loses_nothing(full: dict[str, Any], compact: dict[str, Any]) 
     omitted = set(compact.get("omitted", {}).get("fields", []))
     for full_row, row in zip(full["messages"], rows(compact), strict=True):
         for name, value in full_row.items():
-            if name in omitted:
+            if name in omitted or value is None:  # None: the message has none to lose
                 continue
-            if name == "flag" and isinstance(value, dict):
-                extra = {f"flag.{k}" for k in value if k != "flagStatus"}
-                assert extra <= omitted, (extra, omitted)
+            if name == "native":
+                assert {f"native.{k}" for k in value} <= omitted, (value, omitted)
+                continue
             assert full_field_is_in_compact(name, value, row), (name, value, row)
 
 
@@ -168,8 +194,8 @@ async def test_full_and_compact_of_the_same_page_lose_nothing(graph: LoopbackSer
     async with tools_on(graph) as tools:
         compact = await tools.data("mail_list", {})
         full = await tools.data("mail_list", {"detail": "full"})
-    assert "flag.dueDateTime" in compact["omitted"]["fields"]
-    assert compact["omitted"]["subjectsCut"] == {"count": 1, "keptChars": 160}
+    assert "native.flag_due" in compact["omitted"]["fields"]
+    assert compact["omitted"]["subjects_cut"] == {"count": 1, "kept_chars": 160}
     assert_compact_loses_nothing(full, compact)
 
 
@@ -189,17 +215,18 @@ async def test_compact_read_drops_rare_headers_and_names_them(graph: LoopbackSer
 
     graph.route("GET", path, answer)
     async with tools_on(graph) as tools:
-        compact = await tools.data("mail_read", {"message_id": doc["id"]})
-        full = await tools.data("mail_read", {"message_id": doc["id"], "detail": "full"})
+        compact = await tools.data("mail_read", {"message_id": ref(doc["id"])})
+        full = await tools.data("mail_read", {"message_id": ref(doc["id"]), "detail": "full"})
     message_view = compact["message"]
     assert message_view["body"] == "Hello"
     assert message_view["to"] == ["Adele Vance <adelev@contoso.com>"]
     assert message_view["flags"] == "flagged high-importance"
-    for dropped in ("sender", "internetMessageId", "webLink", "conversationId"):
+    for dropped in ("on_behalf", "internet_message_id", "web_link", "thread"):
         assert dropped in compact["omitted"]["fields"]
         assert dropped not in message_view
-    assert full["message"]["sender"] == doc["sender"]
-    assert full["message"]["body"] == {"contentType": "text", "content": "Hello", "totalChars": 5}
+    assert full["message"]["on_behalf"] == {"name": "", "address": "assistant@contoso.com"}
+    assert full["message"]["internet_message_id"] == "<x@contoso.com>"
+    assert full["message"]["body"] == {"text": "Hello", "total_chars": 5}
 
 
 # --- threads -------------------------------------------------------------------------------
@@ -223,9 +250,9 @@ async def test_thread_of_lists_the_conversation_across_folders_oldest_first(
         "GET", f"/v1.0/me/mailFolders/{segment(ARCHIVE_ID)}", Reply.json({"displayName": "Archive"})
     )
     async with tools_on(graph) as tools:
-        first = await tools.data("mail_list", {"thread_of": anchor["id"]})
+        first = await tools.data("mail_list", {"thread_of": ref(anchor["id"])})
         rest = await tools.data("mail_list", {"cursor": first["skipped"]["items"]["cursor"]})
-        again = await tools.data("mail_list", {"thread_of": anchor["id"], "limit": 2})
+        again = await tools.data("mail_list", {"thread_of": ref(anchor["id"]), "limit": 2})
     listing = graph.requests_to("/v1.0/me/messages")[0]
     query = query_of(listing)
     assert query["$orderby"] == "receivedDateTime asc"
@@ -234,7 +261,7 @@ async def test_thread_of_lists_the_conversation_across_folders_oldest_first(
     )
     assert first["order"] == "oldest first"
     assert [r["folder"] for r in rows(first)][:2] == ["Inbox", "Archive"]
-    assert [r["id"] for r in rows(first) + rows(rest)] == [m["id"] for m in thread]
+    assert [r["id"] for r in rows(first) + rows(rest)] == [ref(m["id"]) for m in thread]
     folder_lookups = [r for r in graph.requests if "/mailFolders/" in r.path]
     assert len(folder_lookups) == 2, "each folder's name is looked up once per process"
     assert len(rows(again)) == 2
@@ -244,7 +271,9 @@ async def test_thread_of_refuses_folder_and_filters_before_any_request(
     graph: LoopbackServer,
 ) -> None:
     async with tools_on(graph) as tools:
-        error = await tools.error("mail_list", {"thread_of": long_id("m", 1), "unread_only": True})
+        error = await tools.error(
+            "mail_list", {"thread_of": ref(long_id("m", 1)), "unread_only": True}
+        )
     assert "unread_only" in error["message"]
     assert graph.requests == []
 
@@ -254,10 +283,10 @@ async def test_unique_body_asks_for_unique_body_and_returns_only_it(graph: Loopb
     path = f"/v1.0/me/messages/{segment(doc['id'])}"
     graph.route("GET", path, Reply.json({k: v for k, v in doc.items() if k != "hasAttachments"}))
     async with tools_on(graph) as tools:
-        data = await tools.data("mail_read", {"message_id": doc["id"], "unique_body": True})
+        data = await tools.data("mail_read", {"message_id": ref(doc["id"]), "unique_body": True})
     selected = query_of(graph.requests[0])["$select"].split(",")
     assert "uniqueBody" in selected and "body" not in selected
-    assert data["message"]["uniqueBody"] == "Yes, Friday works."
+    assert data["message"]["unique_body"] == "Yes, Friday works."
     assert "body" not in data["message"]
 
 
@@ -323,7 +352,7 @@ async def test_a_batch_never_exceeds_its_budget_and_names_every_id_once(
 ) -> None:
     docs = [bodied(i, 3_000 * (1 + i % 3)) for i in range(count)]
     serve_messages(graph, docs)
-    ids = [d["id"] for d in docs]
+    ids = [ref(d["id"]) for d in docs]
     async with tools_on(graph) as tools:
         reply_bytes: list[int] = []
         result = await tools.call("mail_read", {"message_ids": ids, "max_response_bytes": budget})
@@ -333,13 +362,13 @@ async def test_a_batch_never_exceeds_its_budget_and_names_every_id_once(
     statuses = [item["status"] for item in data["items"]]
     assert set(statuses) <= {"ok", "error", "not_returned", "not_read"}
     assert statuses[0] == "ok", "a batch always makes progress"
-    assert data["responseBytes"] <= budget
+    assert data["response_bytes"] <= budget
     assert max(reply_bytes) <= budget
-    if "nextIndex" in data:
-        assert data["stopReason"] == "response_limit"
-        assert statuses[data["nextIndex"]] in ("not_returned", "not_read")
-        assert all(s == "ok" for s in statuses[: data["nextIndex"]])
-        assert all(s != "ok" for s in statuses[data["nextIndex"] :])
+    if "next_index" in data:
+        assert data["stop_reason"] == "response_limit"
+        assert statuses[data["next_index"]] in ("not_returned", "not_read")
+        assert all(s == "ok" for s in statuses[: data["next_index"]])
+        assert all(s != "ok" for s in statuses[data["next_index"] :])
     else:
         assert statuses == ["ok"] * count
 
@@ -347,7 +376,7 @@ async def test_a_batch_never_exceeds_its_budget_and_names_every_id_once(
 async def test_a_budget_too_small_for_the_item_list_is_refused_before_reading(
     graph: LoopbackServer,
 ) -> None:
-    ids = [long_id("message", i) for i in range(10)]
+    ids = [ref(long_id("message", i)) for i in range(10)]
     async with tools_on(graph) as tools:
         error = await tools.error(
             "mail_read", {"message_ids": ids, "max_response_bytes": MIN_BUDGET}
@@ -367,12 +396,12 @@ async def test_a_failing_message_is_its_own_error_and_the_batch_goes_on(
         Reply.json({"error": {"code": "ErrorItemNotFound", "message": "not found"}}, 404),
     )
     async with tools_on(graph) as tools:
-        result = await tools.call("mail_read", {"message_ids": [d["id"] for d in docs]})
+        result = await tools.call("mail_read", {"message_ids": [ref(d["id"]) for d in docs]})
     data = result["structuredContent"]
     assert [i["status"] for i in data["items"]] == ["ok", "error", "ok"]
     assert data["items"][1]["error"]["provider_code"] == "ErrorItemNotFound"
     assert data["items"][2]["message"]["body"] == docs[2]["body"]["content"]
-    assert result["isError"] is False and "nextIndex" not in data
+    assert result["isError"] is False and "next_index" not in data
 
 
 async def test_a_batch_keeps_at_most_four_graph_requests_in_flight(graph: LoopbackServer) -> None:
@@ -380,7 +409,7 @@ async def test_a_batch_keeps_at_most_four_graph_requests_in_flight(graph: Loopba
     concurrency = Concurrency()
     serve_messages(graph, docs, concurrency)
     async with tools_on(graph) as tools:
-        data = await tools.data("mail_read", {"message_ids": [d["id"] for d in docs]})
+        data = await tools.data("mail_read", {"message_ids": [ref(d["id"]) for d in docs]})
     assert [i["status"] for i in data["items"]] == ["ok"] * 10
     assert 1 < concurrency.peak <= LIMITS.graph_concurrency
 
@@ -390,13 +419,14 @@ async def test_the_first_message_is_shrunk_to_fit_a_small_budget(graph: Loopback
     serve_messages(graph, docs)
     async with tools_on(graph) as tools:
         data = await tools.data(
-            "mail_read", {"message_ids": [d["id"] for d in docs], "max_response_bytes": MIN_BUDGET}
+            "mail_read",
+            {"message_ids": [ref(d["id"]) for d in docs], "max_response_bytes": MIN_BUDGET},
         )
     first = data["items"][0]
     assert first["status"] == "ok"
     assert 0 < len(first["message"]["body"]) < LIMITS.body_chars
-    assert first["skipped"]["text"]["nextOffset"] == len(first["message"]["body"])
-    assert data["responseBytes"] <= MIN_BUDGET
+    assert first["skipped"]["text"]["next_offset"] == len(first["message"]["body"])
+    assert data["response_bytes"] <= MIN_BUDGET
 
 
 @pytest.mark.parametrize(
@@ -415,7 +445,7 @@ async def test_max_response_bytes_limits(graph: LoopbackServer, budget: int, val
     serve_messages(graph, [doc])
     async with tools_on(graph) as tools:
         result = await tools.call(
-            "mail_read", {"message_ids": [doc["id"]], "max_response_bytes": budget}
+            "mail_read", {"message_ids": [ref(doc["id"])], "max_response_bytes": budget}
         )
     assert result["isError"] is (not valid)
     if not valid:
@@ -430,7 +460,7 @@ async def test_message_ids_limit(graph: LoopbackServer, count: int) -> None:
     docs = [bodied(i, 10) for i in range(count)]
     serve_messages(graph, docs)
     async with tools_on(graph) as tools:
-        result = await tools.call("mail_read", {"message_ids": [d["id"] for d in docs]})
+        result = await tools.call("mail_read", {"message_ids": [ref(d["id"]) for d in docs]})
     assert result["isError"] is (count > LIMITS.batch_read_ids)
     if count > LIMITS.batch_read_ids:
         assert graph.requests == []
@@ -439,7 +469,8 @@ async def test_message_ids_limit(graph: LoopbackServer, count: int) -> None:
 async def test_one_id_or_many_never_both(graph: LoopbackServer) -> None:
     async with tools_on(graph) as tools:
         both = await tools.error(
-            "mail_read", {"message_id": long_id("m", 1), "message_ids": [long_id("m", 2)]}
+            "mail_read",
+            {"message_id": ref(long_id("m", 1)), "message_ids": [ref(long_id("m", 2))]},
         )
         neither = await tools.error("mail_read", {})
     assert "message_ids" in both["message"] and "message_ids" in neither["message"]
@@ -465,10 +496,10 @@ async def test_triage_filters_unread_or_flagged_and_counts_the_page(graph: Loopb
         "messages": 9,
         "unread": unread,
         "flagged": flagged,
-        "unreadAndFlagged": 0,
+        "unread_and_flagged": 0,
         "covers": "this page only",
     }
-    assert data["pageCounts"] == expected and full["pageCounts"] == expected
+    assert data["page_counts"] == expected and full["page_counts"] == expected
 
 
 # --- attachments -----------------------------------------------------------------------------
@@ -534,19 +565,23 @@ async def test_attachments_are_listed_and_read_as_text_or_as_a_message(
 
     graph.route("GET", f"{base}/{segment(email['id'])}", email_answer)
     async with tools_on(graph) as tools:
-        listed = await tools.data("mail_attachment", {"message_id": owner})
-        text = await tools.data("mail_attachment", {"message_id": owner, "attachment_id": notes})
+        listed = await tools.data("mail_attachment", {"message_id": ref(owner)})
+        text = await tools.data(
+            "mail_attachment", {"message_id": ref(owner), "attachment_id": ref(notes)}
+        )
         binary = await tools.data(
-            "mail_attachment", {"message_id": owner, "attachment_id": ATTACHMENTS["binary"]["id"]}
+            "mail_attachment",
+            {"message_id": ref(owner), "attachment_id": ref(ATTACHMENTS["binary"]["id"])},
         )
         mail = await tools.data(
-            "mail_attachment", {"message_id": owner, "attachment_id": email["id"]}
+            "mail_attachment", {"message_id": ref(owner), "attachment_id": ref(email["id"])}
         )
-    assert [a["id"] for a in listed["attachments"]] == [a["id"] for a in ATTACHMENTS.values()]
+    assert [a["id"] for a in listed["attachments"]] == [ref(a["id"]) for a in ATTACHMENTS.values()]
+    assert [a["kind"] for a in listed["attachments"]] == ["file", "file", "message"]
     assert text["content"] == {
         "returned": True,
         "text": "# Notes\n\nShip it — Friday.",
-        "charsRead": 26,
+        "chars_read": 26,
     }
     assert binary["content"]["returned"] is False
     assert "not readable as text yet" in binary["content"]["reason"]
@@ -570,14 +605,18 @@ async def test_a_long_text_attachment_reads_on_with_offset(graph: LoopbackServer
     graph.route("GET", f"{path}/$value", Reply(200, (), text.encode()))
     async with tools_on(graph) as tools:
         first = await tools.call(
-            "mail_attachment", {"message_id": owner, "attachment_id": doc["id"]}
+            "mail_attachment", {"message_id": ref(owner), "attachment_id": ref(doc["id"])}
         )
         rest = await tools.data(
             "mail_attachment",
-            {"message_id": owner, "attachment_id": doc["id"], "offset": LIMITS.body_chars},
+            {
+                "message_id": ref(owner),
+                "attachment_id": ref(doc["id"]),
+                "offset": LIMITS.body_chars,
+            },
         )
     data = first["structuredContent"]
-    assert first["isError"] is True and data["skipped"]["text"]["nextOffset"] == LIMITS.body_chars
+    assert first["isError"] is True and data["skipped"]["text"]["next_offset"] == LIMITS.body_chars
     assert data["content"]["text"] + rest["content"]["text"] == text
 
 
@@ -600,14 +639,12 @@ async def test_the_mailbox_zone_is_read_once_sent_shown_and_used_for_dates(
     assert query_of(listing[0])["$filter"] == (
         "receivedDateTime ge 2026-02-28T23:00:00Z and receivedDateTime lt 2026-03-02T11:00:00Z"
     )
-    assert listing[0].header("prefer") == (
-        'IdType="ImmutableId", outlook.timezone="W. Europe Standard Time"'
-    )
-    assert first["timeZone"] == second["timeZone"] == "W. Europe Standard Time"
+    assert listing[0].header("prefer") == 'IdType="ImmutableId"', "times come back in UTC"
+    assert first["time_zone"] == second["time_zone"] == "W. Europe Standard Time"
     assert rows(second)[0]["received"] == "2026-03-02T10:30"  # 09:30Z in CET
-    assert status["capabilities"]["timeZone"] == {
+    assert status["capabilities"]["time_zone"] == {
         "name": "W. Europe Standard Time",
-        "source": "mailboxSettings",
+        "source": "mailbox settings",
     }
 
 
@@ -621,8 +658,8 @@ async def test_an_unreadable_zone_falls_back_to_utc_and_says_why(graph: Loopback
     async with tools_on(graph, time_zone=None) as tools:
         data = await tools.data("mail_list", {})
         status = await tools.data("account_status", {})
-    assert data["timeZone"] == "UTC"
-    assert "MailboxSettings.Read" in status["capabilities"]["timeZone"]["source"]
+    assert data["time_zone"] == "UTC"
+    assert "--time-zone" in status["capabilities"]["time_zone"]["source"]
 
 
 async def test_a_bad_filter_date_is_an_error_before_any_request(graph: LoopbackServer) -> None:
@@ -674,15 +711,17 @@ async def test_a_folder_path_is_walked_once_and_remembered(graph: LoopbackServer
     assert len(graph.requests_to(f"/v1.0/me/mailFolders/{segment(CONTOSO_ID)}/messages")) == 2
 
 
-async def test_a_long_id_with_a_slash_is_an_id_not_a_path(graph: LoopbackServer) -> None:
+async def test_a_folder_reference_with_a_slash_is_an_id_not_a_path(graph: LoopbackServer) -> None:
     folder = long_id("folder", 9)[:60] + "/" + long_id("folder", 10)[:60]
     graph.route(
         "GET", f"/v1.0/me/mailFolders/{segment(folder)}/messages", Reply.json({"value": []})
     )
     async with tools_on(graph) as tools:
-        data = await tools.data("mail_list", {"folder": folder})
+        data = await tools.data("mail_list", {"folder": ref(folder)})
+        bare = await tools.error("mail_list", {"folder": long_id("folder", 11)})
     assert data["messages"] == []
     assert [r.path for r in graph.requests] == [f"/v1.0/me/mailFolders/{segment(folder)}/messages"]
+    assert bare["error_code"] == "stale_reference", "a bare 0.2 id is refused before any request"
 
 
 async def test_an_ambiguous_name_lists_the_candidates(graph: LoopbackServer) -> None:
@@ -873,8 +912,9 @@ async def test_account_status_lists_capabilities(graph: LoopbackServer) -> None:
     async with tools_on(graph, all_files=True) as tools:
         data = await tools.data("account_status", {})
     capabilities = data["capabilities"]
-    assert capabilities["otherDrives"] is True
+    assert capabilities["other_drives"] is True
     assert capabilities["mailbox"] == "me"
-    assert capabilities["timeZone"] == {"name": "UTC", "source": "--time-zone"}
+    assert capabilities["time_zone"] == {"name": "UTC", "source": "--time-zone"}
+    assert data["profile"] == {"address": "adelev@contoso.com", "id": "1"}
     assert data["limits"]["batch_response_bytes_max"] == MAX_BUDGET
     assert unquote("x") == "x"

@@ -13,20 +13,24 @@ import json
 from datetime import datetime
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mfconnector.tools.messages import (
-    COMPACT_LIST_FIELDS,
-    FULL_LIST_FIELDS,
-    compact_message,
-    omitted_record,
-    table,
-)
 
+from mfconnector.graph.mail_model import summary_of
 from mfconnector.limits import DEFAULT_LIMITS
-from mfconnector.shaping import Skipped, shape_item
+from mfconnector.mail.refs import account_tag
+from mfconnector.shaping import Skipped
 from mfconnector.timezones import UTC_ZONE
-from tests.support.harness import rows
+from mfconnector.tools.mail_view import (
+    COMPACT_LIST_OMITS,
+    Bounds,
+    full_summary,
+    message_row,
+    omitted_record,
+    table_columns,
+)
+from tests.support.harness import ref, rows
 from tests.support.loopback import LoopbackServer, Reply
 from tests.tools.test_reads_loopback import (
     assert_compact_loses_nothing,
@@ -79,32 +83,37 @@ graph_message = st.fixed_dictionaries(
 )
 
 
-def shaped(message: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
-    return shape_item(
-        message,
-        fields,
-        Skipped(),
-        "m",
-        max_chars=LIMITS.field_chars,
-        max_items=LIMITS.list_field_items,
-    )
-
-
+@pytest.mark.slow
 @given(st.lists(graph_message, min_size=1, max_size=5))
 def test_every_full_field_is_in_compact_or_named_as_left_out(
     messages: list[dict[str, Any]],
 ) -> None:
-    full = {"messages": [shaped(m, FULL_LIST_FIELDS) for m in messages]}
-    seen = [shaped(m, COMPACT_LIST_FIELDS) for m in messages]
-    compact: dict[str, Any] = table(
-        [compact_message(s, UTC_ZONE) for s in seen], DEFAULT_LIMITS.compact_subject_chars
-    )
-    omitted = omitted_record(FULL_LIST_FIELDS, COMPACT_LIST_FIELDS, seen)
+    """Through the functions the backend and the tools run: Graph -> model -> both views."""
+    summaries = [summary_of(m, account_tag("graph", "default")) for m in messages]
+    bounds = Bounds(LIMITS, Skipped())
+    full = {"messages": [full_summary(s, UTC_ZONE, bounds, "m") for s in summaries]}
+    columns = table_columns(summaries, spans_folders=False)
+    compact: dict[str, Any] = {
+        "columns": columns,
+        "messages": [
+            message_row(
+                s,
+                UTC_ZONE,
+                bounds,
+                "m",
+                subject_chars=LIMITS.compact_subject_chars,
+                columns=columns,
+            )
+            for s in summaries
+        ],
+    }
+    omitted = omitted_record(COMPACT_LIST_OMITS, summaries)
     if omitted:
         compact["omitted"] = omitted
     assert_compact_loses_nothing(full, compact)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     budget=st.integers(LIMITS.batch_response_bytes_min, LIMITS.batch_response_bytes_max),
@@ -115,13 +124,14 @@ async def test_a_batch_never_exceeds_its_budget_and_answers_every_id_once(
     budget: int, sizes: list[int], failing: set[int]
 ) -> None:
     docs = [bodied(index, size) for index, size in enumerate(sizes)]
-    ids = [doc["id"] for doc in docs]
+    natives = [doc["id"] for doc in docs]
+    ids = [ref(native) for native in natives]
     with LoopbackServer() as graph:
         serve_messages(graph, [d for i, d in enumerate(docs) if i not in failing])
         for index in failing & set(range(len(docs))):
             graph.route(
                 "GET",
-                f"/v1.0/me/messages/{segment(ids[index])}",
+                f"/v1.0/me/messages/{segment(natives[index])}",
                 Reply.json({"error": {"code": "ErrorItemNotFound", "message": "gone"}}, 404),
             )
         async with tools_on(graph) as tools:
@@ -141,12 +151,12 @@ async def test_a_batch_never_exceeds_its_budget_and_answers_every_id_once(
         if item["status"] == "error":
             assert index in failing and item["error"]["provider_code"] == "ErrorItemNotFound"
     if data["items"][0]["status"] not in ("ok", "error"):  # not even one message fits
-        assert data["nextIndex"] == 0
+        assert data["next_index"] == 0
         assert "raise max_response_bytes" in data["skipped"]["items"]["how"]
-    if "nextIndex" in data:
+    if "next_index" in data:
         statuses = [item["status"] for item in data["items"]]
-        assert all(s in ("ok", "error") for s in statuses[: data["nextIndex"]])
-        assert all(s in ("not_returned", "not_read") for s in statuses[data["nextIndex"] :])
+        assert all(s in ("ok", "error") for s in statuses[: data["next_index"]])
+        assert all(s in ("not_returned", "not_read") for s in statuses[data["next_index"] :])
 
 
 PLACES = ["me", "support@contoso.com", "hr@contoso.com"]
@@ -161,6 +171,7 @@ def drive_arguments(place: str) -> dict[str, Any]:
     return {} if place == "me" else {"drive_id": place}
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     issued=st.sampled_from(range(3)),

@@ -509,6 +509,7 @@ def skipped_items(data: dict[str, Any]) -> dict[str, Any]:
 # --- the context the CLI builds -------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_cli_demo_context_is_what_these_tests_use() -> None:
     canned = ["--fixtures", str(CANNED)]
     for flags, partial in ((canned, False), ([*canned, "--allow-partial"], True)):
@@ -655,6 +656,7 @@ async def test_limit_from_1_to_50(era: str) -> None:
                 assert "skipped" not in data
 
 
+@pytest.mark.slow
 async def test_every_limit_1_to_50_is_accepted() -> None:
     budget = projects_child("Budget 2027")
     async with demo_client() as client:

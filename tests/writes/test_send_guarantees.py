@@ -214,6 +214,7 @@ async def test_an_id_past_retention_says_the_outcome_is_no_longer_known(
     assert len(mailbox.sends()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [-1, 0, 1, 4_900])
 async def test_an_outlook_draft_over_the_recipient_limit_is_not_prepared(
     graph: LoopbackServer, extra: int

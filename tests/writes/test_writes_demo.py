@@ -187,6 +187,7 @@ async def test_folders_flags_move_and_permanent_delete() -> None:
         ] == []
 
 
+@pytest.mark.slow
 def test_the_demo_process_sends_into_its_sandbox() -> None:
     prepare = request(
         1,

@@ -222,6 +222,30 @@ async def test_permanent_delete_outside_the_global_cloud_is_refused_before_any_r
     assert graph.requests == []
 
 
+async def test_what_the_accounts_provider_cannot_do_is_unsupported_before_any_request(
+    graph: LoopbackServer,
+) -> None:
+    from mfconnector.mail.backend import MailCapabilities
+
+    plain = MailCapabilities(provider="graph", search_syntax="kql", copy=False, categories=False)
+    message = {"message_id": ref(MESSAGE)}
+    async with acting_session(graph, capabilities=plain) as tools:
+        refused = [
+            await tools.fail("mail_create", {"action": "copy", **message, "destination": "inbox"}),
+            await tools.fail(
+                "mail_modify", {"action": "flags", **message, "read": True, "unchanged_since": "k"}
+            ),
+            await tools.fail(
+                "mail_modify", {"action": "flags", **message, "categories_add": ["x"]}
+            ),
+            await tools.fail("mail_delete_permanently", message),
+        ]
+    assert [error["error_code"] for error in refused] == ["unsupported"] * 4
+    assert "unchanged_since" in refused[1]["message"]
+    assert all("nothing was requested" in error["message"] for error in refused)
+    assert graph.requests == []
+
+
 # --- exact requests ----------------------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from mfconnector.graph.fixtures import parse_fixtures
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.shaping import Skipped, redact_text, strip_secrets
 from mfconnector.textconv import html_to_text
-from tests.support.harness import client_context, open_session, request
+from tests.support.harness import client_context, open_session, ref, request
 
 # Each of these took from seconds to minutes with quadratic converters (a 2 MB body is
 # allowed, and every HTML5 parser checks scope over the open elements at each tag); a
@@ -101,6 +101,7 @@ def test_graph_error_text_and_challenges_are_cut_before_any_pattern_runs() -> No
     }
 
 
+@pytest.mark.slow
 def test_redaction_handles_long_runs_and_encoded_links() -> None:
     redacted, count = redact_text(HOSTILE_TEXT + " https://h/x?tempauth=S")
     assert count == 1 and "tempauth" not in redacted
@@ -129,6 +130,7 @@ async def session_serving(doc: dict[str, Any]) -> AsyncIterator[Any]:
         yield session
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "body",
     [
@@ -139,7 +141,9 @@ async def session_serving(doc: dict[str, Any]) -> AsyncIterator[Any]:
 )
 async def test_a_hostile_body_is_read_and_other_requests_are_served(body: dict[str, str]) -> None:
     read = request(
-        1, "tools/call", {"name": "mail_read", "arguments": {"message_id": message(body)["id"]}}
+        1,
+        "tools/call",
+        {"name": "mail_read", "arguments": {"message_id": ref(message(body)["id"])}},
     )
     with trio.fail_after(NO_STALL_SECONDS):
         async with session_serving(message(body)) as session:
@@ -152,7 +156,9 @@ async def test_a_hostile_body_is_read_and_other_requests_are_served(body: dict[s
     assert "supportedVersions" in replies[2]["result"]
     result = replies[1]["result"]
     assert result["isError"] is True  # clipped at 10,000 characters: incomplete
-    assert result["structuredContent"]["skipped"]["text"]["nextOffset"] == DEFAULT_LIMITS.body_chars
+    assert (
+        result["structuredContent"]["skipped"]["text"]["next_offset"] == DEFAULT_LIMITS.body_chars
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,10 @@
 """Signed cursors: what was issued comes back, anything else is refused with a reason.
 
-The tool-level version of these properties (real tool calls against a loopback Graph,
-for every documented next-link shape) is in test_tools_loopback.py.
+The signer (``tools.cursors``) carries a backend's position unread; Graph's positions are
+``{"link": url}``, whose link the Graph backend checks before any request
+(``graph.mail_pages.link_of``, tested here too). The tool-level version of these
+properties (real tool calls against a loopback Graph, for every documented next-link
+shape) is in test_tools_loopback.py.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mfconnector.errors import ToolInputError
-from mfconnector.graph.cursor import KEY_BYTES, Continuation, CursorSigner, canonical_link
+from mfconnector.graph.cursor import canonical_link
+from mfconnector.graph.mail_pages import link_of
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.tools.cursors import KEY_BYTES, Continuation, CursorSigner
 
 ROOT = "https://graph.microsoft.com/v1.0"
 NEXT = f"{ROOT}/me/messages?%24select=subject&%24skip=10"
 TOOL = "mail_list"
-SCOPE = {"mode": "live", "root": ROOT, "user": "/me"}
+SCOPE = {"account": "msb", "mailbox": None}
 ARGS = {"folder": "inbox", "unread_only": True}
 MAX = DEFAULT_LIMITS.cursor_chars
 SIGNER = CursorSigner(key=b"k" * KEY_BYTES)
@@ -32,7 +37,7 @@ def issue(url: str = NEXT, skip: int = 0, **binding: Any) -> str:
         tool=binding.get("tool", TOOL),
         scope=binding.get("scope", SCOPE),
         arguments=binding.get("arguments", ARGS),
-        url=url,
+        position={"link": url},
         skip=skip,
     )
 
@@ -43,7 +48,6 @@ def redeem(cursor: Any, signer: CursorSigner = SIGNER, **binding: Any) -> Contin
         tool=binding.get("tool", TOOL),
         scope=binding.get("scope", SCOPE),
         arguments=binding.get("arguments", ARGS),
-        root=ROOT,
     )
 
 
@@ -71,7 +75,7 @@ def with_payload(cursor: str, doc: dict[str, Any]) -> str:
 def test_round_trip() -> None:
     cursor = issue(skip=7)
     assert set(cursor) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
-    assert redeem(cursor) == Continuation(NEXT, 7, TOOL, *_tags(cursor))
+    assert redeem(cursor) == Continuation({"link": NEXT}, 7, TOOL, *_tags(cursor))
 
 
 def _tags(cursor: str) -> tuple[str, str]:
@@ -81,15 +85,18 @@ def _tags(cursor: str) -> tuple[str, str]:
 
 def test_only_the_cursor_is_enough_and_the_next_cursor_keeps_the_binding() -> None:
     where = redeem(issue(), arguments=None)
-    following = SIGNER.reissue(where, url=NEXT + "0", skip=3)
-    assert redeem(following).url == NEXT + "0"  # the original arguments still match
+    following = SIGNER.reissue(where, position={"link": NEXT + "0"}, skip=3)
+    assert redeem(following).position == {"link": NEXT + "0"}  # the original arguments still match
     assert redeem(following, arguments=None).skip == 3
     assert "other arguments" in refusal(following, arguments={"folder": "sentitems"})
 
 
 def test_argument_and_scope_order_does_not_matter() -> None:
     cursor = issue(arguments={"b": 1, "a": [1, 2]}, scope={"y": "2", "x": "1"})
-    assert redeem(cursor, arguments={"a": [1, 2], "b": 1}, scope={"x": "1", "y": "2"}).url == NEXT
+    assert (
+        redeem(cursor, arguments={"a": [1, 2], "b": 1}, scope={"x": "1", "y": "2"}).position["link"]
+        == NEXT
+    )
 
 
 @given(
@@ -108,7 +115,7 @@ def test_anything_issued_is_accepted_back(
         return
     assert len(cursor) <= MAX
     where = redeem(cursor, tool=tool, arguments=arguments)
-    assert (where.url, where.skip) == (url, skip)
+    assert (where.position, where.skip) == ({"link": url}, skip)
 
 
 # --- anything else is refused -----------------------------------------------------------
@@ -150,8 +157,8 @@ def test_padding_or_whitespace_is_a_change_too() -> None:
 @pytest.mark.parametrize(
     ("change", "words"),
     [
-        ({"u": "https://evil.example/v1.0/me/messages"}, "altered or cut short"),
-        ({"u": f"{ROOT}/me/drive/root/children"}, "altered or cut short"),
+        ({"p": {"link": "https://evil.example/v1.0/me/messages"}}, "altered or cut short"),
+        ({"p": {"link": f"{ROOT}/me/drive/root/children"}}, "altered or cut short"),
         ({"k": 11}, "altered or cut short"),
         ({"t": "files_list"}, "altered or cut short"),
         ({"s": "AAAAAAAAAAAAAAAAAAAAAA"}, "altered or cut short"),
@@ -185,9 +192,9 @@ def test_a_tool_name_that_is_not_a_name_is_not_echoed() -> None:
 @pytest.mark.parametrize(
     "scope",
     [
-        {**SCOPE, "user": "/users/someone@contoso.com"},  # another account or mailbox
+        {**SCOPE, "account": "mwq"},  # another account
+        {**SCOPE, "mailbox": "someone@contoso.com"},  # another mailbox
         {**SCOPE, "drive": "b!other"},  # a shared drive
-        {**SCOPE, "root": "https://graph.microsoft.us/v1.0"},  # another cloud
         {},
     ],
 )
@@ -220,8 +227,11 @@ def test_other_arguments_are_refused(arguments: dict[str, Any]) -> None:
     ],
 )
 def test_a_signed_link_outside_graph_is_still_refused(url: str) -> None:
-    """The key never leaves the process; the token's destination is checked regardless."""
-    assert "does not point into Microsoft Graph" in refusal(issue(url))
+    """The key never leaves the process; the token's destination is checked regardless:
+    the signer gives the position back, and the Graph backend refuses its link."""
+    where = redeem(issue(url))
+    with pytest.raises(ToolInputError, match="does not point into Microsoft Graph"):
+        link_of(where.position, ROOT)
 
 
 @pytest.mark.parametrize("cursor", [None, 5, b"abc", ["x"]])
@@ -252,7 +262,7 @@ def url_for_length(length: int) -> str:
 def test_a_cursor_up_to_the_limit_is_issued_and_accepted(length: int) -> None:
     url = url_for_length(length)
     cursor = issue(url)
-    assert len(cursor) == length and redeem(cursor).url == url
+    assert len(cursor) == length and redeem(cursor).position == {"link": url}
 
 
 def test_a_cursor_past_the_limit_is_neither_issued_nor_accepted() -> None:
@@ -260,7 +270,7 @@ def test_a_cursor_past_the_limit_is_neither_issued_nor_accepted() -> None:
     with pytest.raises(ValueError, match=f"max {MAX:,}"):
         issue(url + "aaa")  # three more URL characters: four more cursor characters
     roomy = CursorSigner(key=b"k" * KEY_BYTES, max_chars=MAX + 4)
-    longer = roomy.issue(tool=TOOL, scope=SCOPE, arguments=ARGS, url=url + "aaa")
+    longer = roomy.issue(tool=TOOL, scope=SCOPE, arguments=ARGS, position={"link": url + "aaa"})
     assert len(longer) == MAX + 4
     assert f"longer than {MAX:,} characters" in refusal(longer)
     assert f"longer than {MAX:,} characters" in refusal(issue(url) + "A")
@@ -299,22 +309,18 @@ def test_canonical_link_encodes_only_what_a_url_cannot_carry(
     assert canonical_link(canonical_link(link)) == canonical_link(link)
 
 
-def test_a_raw_link_is_issued_canonical_and_comes_back_so() -> None:
-    raw = f"{ROOT}/me/drive/root/search(query='contoso project')&skipToken=1asd!asd"
-    where = redeem(issue(raw))
-    assert where.url == f"{ROOT}/me/drive/root/search(query='contoso%20project')&skipToken=1asd!asd"
-
-
 # --- carried arguments (issue 22 §3) -------------------------------------------------------------
 
 
 def test_a_carried_cursor_gives_back_its_arguments_and_keeps_them_when_reissued() -> None:
     arguments = {"folder": "archive", "triage": True}
-    cursor = SIGNER.issue(tool="mail_list", scope=SCOPE, arguments=arguments, url=NEXT, carry=True)
+    cursor = SIGNER.issue(
+        tool="mail_list", scope=SCOPE, arguments=arguments, position={"link": NEXT}, carry=True
+    )
     assert SIGNER.carried_arguments(cursor, tool="mail_list") == arguments
     assert SIGNER.carried_arguments(cursor, tool="mail_search") is None, "another tool's"
-    where = SIGNER.redeem(cursor, tool="mail_list", scope=SCOPE, arguments=arguments, root=ROOT)
-    again = SIGNER.reissue(where, url=NEXT + "&%24skip=20")
+    where = SIGNER.redeem(cursor, tool="mail_list", scope=SCOPE, arguments=arguments)
+    again = SIGNER.reissue(where, position={"link": NEXT + "&%24skip=20"})
     assert SIGNER.carried_arguments(again, tool="mail_list") == arguments
     edited = with_payload(cursor, {**payload_of(cursor), "c": {"folder": "inbox"}})
     assert SIGNER.carried_arguments(edited, tool="mail_list") is None, "an edit is not ours"
@@ -328,7 +334,11 @@ def test_arguments_too_long_to_carry_leave_a_cursor_that_needs_them_restated() -
     def issued(n: int) -> tuple[str, dict[str, Any] | None]:
         arguments = {"query": "q" * n}
         cursor = signer.issue(
-            tool="mail_search", scope=SCOPE, arguments=arguments, url=NEXT, carry=True
+            tool="mail_search",
+            scope=SCOPE,
+            arguments=arguments,
+            position={"link": NEXT},
+            carry=True,
         )
         return cursor, signer.carried_arguments(cursor, tool="mail_search")
 
@@ -339,5 +349,19 @@ def test_arguments_too_long_to_carry_leave_a_cursor_that_needs_them_restated() -
     cursor, carried = issued(longest + 1)
     assert carried is None and "c" not in payload_of(cursor) and len(cursor) <= 600
     arguments = {"query": "q" * (longest + 1)}
-    where = signer.redeem(cursor, tool="mail_search", scope=SCOPE, arguments=arguments, root=ROOT)
-    assert where.url == NEXT and where.arguments is None
+    where = signer.redeem(cursor, tool="mail_search", scope=SCOPE, arguments=arguments)
+    assert where.position == {"link": NEXT} and where.arguments is None
+
+
+def test_a_cursor_bound_to_one_subject_is_refused_for_another() -> None:
+    """Replicas share one key; the subject in the scope keeps users' cursors apart."""
+    key = bytes(range(32))
+    alice = CursorSigner(key=key, binding="subject-a")
+    cursor = alice.issue(tool="mail_list", scope=SCOPE, position={"link": NEXT})
+    again = CursorSigner(key=key, binding="subject-a").redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert again.position == {"link": NEXT}, "another replica of the same user continues it"
+    with pytest.raises(ToolInputError) as caught:
+        CursorSigner(key=key, binding="subject-b").redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert "another account" in caught.value.message
+    with pytest.raises(ToolInputError):
+        CursorSigner(key=key).redeem(cursor, tool="mail_list", scope=SCOPE)
