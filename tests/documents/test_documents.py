@@ -811,7 +811,7 @@ async def test_document_parts_listed_limit(tmp_path: Path, delta: int) -> None:
         "PDF",
     )
     assert [p["name"] for p in answer["parts"]] == [f"Page {n}" for n in range(1, 11)][: 10 + delta]
-    assert answer["parts_total"] == 10
+    assert answer["partsTotal"] == 10
 
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])
