@@ -17,6 +17,7 @@ from mfconnector.entry.parser import AUTH_COMMANDS, build_parser
 __all__ = ["build_parser", "main"]
 
 EXIT_OK = 0
+EXIT_USAGE = 2
 EXIT_CANCELLED = 130
 
 
@@ -31,6 +32,12 @@ def _configure_logging(level: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(getattr(args, "log_level", "warning"))
+    if args.command is not None and getattr(args, "accounts", None):
+        print(
+            f"mfconnector: --accounts is for serving on stdio; {args.command} does not take it",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if args.command == "tour":
         from mfconnector.tour import run_tour
 

@@ -116,6 +116,13 @@ class Limits:
     """Longest base64 claims challenge decoded."""
     fixture_file_bytes: int = 2_000_000
     """Largest fixture file read at start-up."""
+    accounts: int = 8
+    """Most accounts one ``--accounts`` file may define: each is a sign-in, a client and an
+    entry in every tool's ``account`` enum (tools/list grows with each name)."""
+    accounts_file_bytes: int = 65_536
+    """Largest ``--accounts`` file read at start-up (eight accounts take about 2 KB)."""
+    account_name_chars: int = 32
+    """Longest account name (letters, digits, ``-`` and ``_``): it is in every schema."""
     fixture_json_depth: int = 64
     """Deepest nesting accepted inside one fixture ``json`` body (Graph answers nest about 8
     deep); a deeper file fails at start-up with the path, never a RecursionError later."""

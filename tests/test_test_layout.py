@@ -27,6 +27,7 @@ EXTRA_FOLDERS = {
 }
 REPOSITORY_CHECKS = {
     "test_code_quality.py",
+    "test_dependencies.py",
     "test_docs_public.py",
     "test_layering.py",
     "test_test_layout.py",

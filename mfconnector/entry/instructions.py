@@ -9,7 +9,7 @@ from __future__ import annotations
 from mfconnector.server import CONTENT_RULES, INSTRUCTIONS
 from mfconnector.writes.gates import Gates
 
-__all__ = ["server_instructions"]
+__all__ = ["accounts_sentence", "server_instructions"]
 
 ACTING_SCOPE = "Access to one person's Microsoft 365 mail and files."
 ACTING_RULE = (
@@ -33,3 +33,11 @@ def server_instructions(gates: Gates) -> str:
     if gates.send:
         sentences.append(SENDING_RULE)
     return " ".join(sentences)
+
+
+def accounts_sentence(names: list[str]) -> str:
+    """Said first by a server of several accounts: which, and that each call names one."""
+    return (
+        f"This server serves {len(names)} accounts ({', '.join(names)}): every tool takes "
+        "`account`, and an id or cursor works only with the account it came from."
+    )

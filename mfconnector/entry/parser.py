@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mfconnector {__version__}")
     add_serve_arguments(parser)
+    parser.add_argument(
+        "--accounts",
+        metavar="FILE",
+        help="serve the accounts of this TOML file (docs/TOOLS.md 'Accounts'); each "
+        "account's table replaces the single-account sign-in and gate flags [MFC_ACCOUNTS]",
+    )
     add_auth_arguments(parser)
     add_gate_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -15,7 +15,13 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from mfconnector.auth import UnavailableTokenProvider
-from mfconnector.entry.wiring import UsageError, build_context, build_server
+from mfconnector.entry.wiring import (
+    UsageError,
+    accounts_from_args,
+    build_context,
+    build_server,
+    gates_of,
+)
 from mfconnector.errors import FixtureError
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.runtime import Runtime
@@ -55,9 +61,10 @@ def serve(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
 
     try:
         stdio = choose_stdio()
-        gates = gates_from_args(args)
+        specs = accounts_from_args(args, limits)
+        gates = gates_from_args(args) if specs is None else gates_of(specs)
         state = shared_state(args, limits)
-        context, graph = build_context(args, limits, gates, state=state)
+        context, graph = build_context(args, limits, gates, specs, state=state)
     except (StdioChoiceError, FixtureError, GateConfigError, UsageError, StateUrlError) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -107,11 +114,16 @@ def learn_capabilities(context: ToolContext) -> None:
 
 def _say_sign_in_blocker(context: ToolContext) -> None:
     """Live mode that cannot sign in as configured says why at start-up (every tool will)."""
-    provider = context.sign_in
-    if isinstance(provider, UnavailableTokenProvider):
-        error = provider.error
-        hint = f" ({error.hint})" if error.hint else ""
-        print(f"mfconnector: live mode cannot sign in: {error.message}{hint}", file=sys.stderr)
+    several = {name: c.sign_in for name, c in context.per_account.items()}
+    for name, provider in several.items() or [(None, context.sign_in)]:
+        if isinstance(provider, UnavailableTokenProvider):
+            error = provider.error
+            hint = f" ({error.hint})" if error.hint else ""
+            whose = f" account {name!r}" if name else ""
+            print(
+                f"mfconnector: live mode cannot sign in{whose}: {error.message}{hint}",
+                file=sys.stderr,
+            )
 
 
 def _stdin_is_terminal() -> bool:

@@ -10,16 +10,20 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mfconnector.auth import StaticTokenProvider, TokenProvider, UnavailableTokenProvider
-from mfconnector.auth.config import mailbox_argument
-from mfconnector.entry.instructions import server_instructions
+from mfconnector.auth.config import auth_config_from_args, mailbox_argument
+from mfconnector.entry.accounts_file import AccountsFileError, AccountSpec, load_accounts_file
+from mfconnector.entry.instructions import accounts_sentence, server_instructions
+from mfconnector.entry.providers import AccountBuilder, BuildPlace, ServedAccount
+from mfconnector.entry.routing import account_contexts, file_gate_errors, routed_tools
 from mfconnector.entry.signin import sign_in_config
 from mfconnector.errors import AuthError
+from mfconnector.graph.scopes import scopes_for
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 from mfconnector.limits import Limits
 from mfconnector.server import McpServer
@@ -37,11 +41,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIXTURE_TOKEN",
+    "PROVIDER_BUILDERS",
+    "SINGLE_ACCOUNT_SETTINGS",
     "LazyGraph",
     "SignIn",
     "UsageError",
+    "accounts_from_args",
     "build_context",
     "build_server",
+    "gates_of",
     "live_sign_in",
 ]
 
@@ -66,6 +74,8 @@ class LazyGraph:
     def __init__(self, make: Callable[[], GraphClient]) -> None:
         self._make = make
         self._client: GraphClient | None = None
+        self.others: list[LazyGraph] = []
+        """The other accounts' clients, closed with this one (several accounts)."""
 
     async def __call__(self) -> GraphClient:
         if self._client is None:
@@ -75,6 +85,8 @@ class LazyGraph:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
+        for other in self.others:
+            await other.aclose()
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +146,7 @@ def build_context(
     args: argparse.Namespace,
     limits: Limits,
     gates: Gates | None = None,
+    specs: Sequence[AccountSpec] | None = None,
     *,
     state: RedisState | None = None,
     namespace: str = "",
@@ -142,7 +155,16 @@ def build_context(
     and the lazy Graph client, which the caller closes when serving ends.
 
     ``state``: the shared store (``--state-url``); ``namespace``: a hosted user's subject
-    key, which their preparations, audit trail and cursors are bound to."""
+    key, which their preparations, audit trail and cursors are bound to. ``specs``: the
+    accounts of ``--accounts FILE`` (``accounts_from_args``); the context then serves
+    those, each in its own context (``ToolContext.per_account``)."""
+    if specs is not None:
+        if state is not None or namespace:
+            raise UsageError(
+                "--accounts cannot be combined with --state-url or hosted mode yet: "
+                "each account's send state lives in the local state file"
+            )
+        return _several_accounts(args, limits, specs)
     gates = Gates() if gates is None else gates
     from mfconnector.entry.gmail import wants_gmail
 
@@ -357,13 +379,250 @@ def _time_zone(args: argparse.Namespace) -> str | None:
 
 def build_server(context: ToolContext, gates: Gates) -> McpServer:
     """The MCP server for ``context``: the tools the gates list, what the hidden ones
-    answer, and instructions that say what the open gates allow."""
+    answer, and instructions that say what the open gates allow. With several accounts
+    ``gates`` is every gate some account opens, and each tool takes ``account``; the files
+    tools are offered when some account has files."""
     accounts = list(context.accounts or ())
     offered = [account.mail.capabilities for account in accounts]
     files = not accounts or any(account.files is not None for account in accounts)
+    hidden = hidden_tools(gates, offered, files=files)
+    instructions = server_instructions(gates)
+    if context.accounts is not None and context.accounts.several:
+        names = [account.name for account in context.accounts]
+        instructions = f"{accounts_sentence(names)} {instructions}"
     return McpServer(
-        listed_tools(gates, offered, files=files),
+        routed_tools(listed_tools(gates, offered, files=files), context, context.per_account),
         context,
-        hidden_tools(gates, offered, files=files),
-        server_instructions(gates),
+        file_gate_errors(hidden) if context.per_account else hidden,
+        instructions,
     )
+
+
+# --- several accounts: --accounts FILE ---------------------------------------------------
+
+SINGLE_ACCOUNT_SETTINGS: tuple[tuple[str, str, str | None], ...] = (
+    ("auth_tenant", "--tenant", "MFC_TENANT"),
+    ("auth_cloud", "--cloud", "MFC_CLOUD"),
+    ("auth_mailbox", "--mailbox", "MFC_MAILBOX"),
+    ("auth_all_files", "--all-files", "MFC_SCOPES_ALL_FILES"),
+    ("auth_shared_mail", "--shared-mail", "MFC_SCOPES_SHARED_MAIL"),
+    ("auth_app_only", "--app-only", "MFC_APP_ONLY"),
+    ("auth_user", "--user", "MFC_USER"),
+    ("auth_client_cert", "--client-cert", "MFC_CLIENT_CERT_PATH"),
+    ("auth_client_cert_thumbprint", "--client-cert-thumbprint", "MFC_CLIENT_CERT_THUMBPRINT"),
+    ("gate_writes", "--enable-writes", "MFC_ENABLE_WRITES"),
+    ("gate_send", "--enable-send", "MFC_ENABLE_SEND"),
+    ("gate_delete", "--enable-delete", "MFC_ENABLE_DELETE"),
+    ("fixtures", "--fixtures", None),
+)
+"""What defines the one account of a server without ``--accounts`` (flag and variable);
+with ``--accounts`` each account's table says these, so giving one as well is refused."""
+
+
+def accounts_from_args(
+    args: argparse.Namespace, limits: Limits, env: Mapping[str, str] = os.environ
+) -> list[AccountSpec] | None:
+    """The checked accounts of ``--accounts FILE`` (or ``MFC_ACCOUNTS``); None without one.
+
+    ``UsageError`` for a file that cannot work, and for a single-account flag or variable
+    given as well (which account would it be for?)."""
+    path = getattr(args, "accounts", None) or env.get("MFC_ACCOUNTS", "").strip() or None
+    if path is None:
+        return None
+    for attribute, flag, variable in SINGLE_ACCOUNT_SETTINGS:
+        if getattr(args, attribute, None) not in (None, False):
+            raise UsageError(
+                f"{flag} defines the one account of a server without --accounts; with "
+                "--accounts put it in the account's table of the file"
+            )
+        if variable is not None and env.get(variable, "").strip():
+            raise UsageError(
+                f"{variable} is set: it defines the one account of a server without "
+                "--accounts; with --accounts put it in the account's table of the file"
+            )
+    try:
+        specs = load_accounts_file(path, limits)
+    except AccountsFileError as error:
+        raise UsageError(str(error)) from None
+    for spec in specs:
+        if spec.provider not in PROVIDER_BUILDERS:
+            raise UsageError(
+                f"--accounts: account {spec.name!r}: provider {spec.provider!r} is not built "
+                "into this server (its settings were checked; it serves "
+                + ", ".join(PROVIDER_BUILDERS)
+                + " accounts)"
+            )
+    return specs
+
+
+def gates_of(specs: Sequence[AccountSpec]) -> Gates:
+    """Every gate some account opens: what the server lists (each call checks its own)."""
+    opened = {gate for spec in specs for gate in spec.gates}
+    return Gates(writes="writes" in opened, send="send" in opened, delete="delete" in opened)
+
+
+def _graph_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
+    """A Microsoft 365 account of the file: its own sign-in settings and Graph client.
+
+    The app registration (``MFC_CLIENT_ID``, ``MFC_CLIENT_SECRET``), the token cache and
+    the network settings come from the flags and environment unless the table says
+    otherwise (``client_id``, ``cache_path``). The demo gives each account its own
+    emulated mailbox."""
+    from mfconnector.graph.mail_backend import graph_account
+
+    limits, settings = place.limits, spec.settings
+    gates = Gates(**{name: name in spec.gates for name in ("writes", "send", "delete")})
+    if place.mode == "demo":
+        from mfconnector.demo import DEMO_ACCOUNT
+
+        provider: TokenProvider = StaticTokenProvider(
+            FIXTURE_TOKEN, account=f"{DEMO_ACCOUNT} {spec.name}"
+        )
+        demo = provider
+        graph = LazyGraph(lambda: _demo_graph(demo, limits))
+        sign_in = SignIn(provider, all_files=True)
+    else:
+        sign_in = _file_sign_in(spec, place, gates)
+        graph = LazyGraph(lambda: _live_graph(sign_in, limits))
+    mailbox = settings.get("mailbox")
+    account = graph_account(
+        spec.name,
+        graph,
+        limits,
+        own_path=sign_in.user_path,
+        cloud=sign_in.cloud,
+        gates=frozenset(gates.names),
+        settings={k: v for k, v in settings.items() if k in ("tenant", "cloud", "mailbox")},
+        all_files=sign_in.all_files,
+    )
+    return ServedAccount(
+        account,
+        sign_in.token_provider,
+        graph,
+        graph.aclose,
+        user_path=sign_in.user_path,
+        all_files=sign_in.all_files,
+        mailbox=str(mailbox) if mailbox else None,
+        cloud=sign_in.cloud,
+    )
+
+
+_ACCOUNT_VARIABLES = frozenset(v for _, _, v in SINGLE_ACCOUNT_SETTINGS if v)
+
+
+def _file_sign_in(spec: AccountSpec, place: BuildPlace, gates: Gates) -> SignIn:
+    """The sign-in of one Graph account of the file, as ``live_sign_in`` does for flags."""
+    settings = spec.settings
+    namespace = argparse.Namespace(**vars(place.args))
+    for key in (
+        "tenant",
+        "cloud",
+        "mailbox",
+        "all_files",
+        "shared_mail",
+        "app_only",
+        "user",
+        "client_cert",
+        "client_cert_thumbprint",
+        "client_id",
+        "cache_path",
+    ):
+        if key in settings or key not in ("client_id", "cache_path"):
+            setattr(namespace, f"auth_{key}", settings.get(key))
+    env = {k: v for k, v in place.env.items() if k not in _ACCOUNT_VARIABLES}
+    try:
+        config = auth_config_from_args(
+            namespace, env, extra_scopes=scopes_for(gates.names), gate_flags=gates.flags
+        )
+        config.require_client_id()
+    except AuthError as error:
+        return SignIn(UnavailableTokenProvider(error))
+    from mfconnector.auth.msal_provider import build_token_provider
+
+    return SignIn(
+        token_provider=build_token_provider(replace(config, extra_scopes=())),
+        user_path=config.user_path,
+        graph_root=config.graph_root,
+        network=config.network,
+        cloud=config.cloud.name,
+        all_files=config.all_files,
+    )
+
+
+def _imap_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
+    """An IMAP/SMTP account of the file; its passwords from ``MFC_IMAP_PASSWORD_<NAME>`` /
+    ``MFC_SMTP_PASSWORD_<NAME>`` or the OS keyring, never the file."""
+    from mfconnector.imap.account import imap_account, imap_settings_from_table
+    from mfconnector.imap.errors import MailSettingsError
+    from mfconnector.net.settings import network_settings_from_args
+
+    try:
+        network = network_settings_from_args(place.args, place.env)
+        settings = imap_settings_from_table(
+            spec.name, dict(spec.settings), place.env, ca_file=network.ca_file
+        )
+    except MailSettingsError as error:
+        raise UsageError(f"--accounts: {error}") from None
+    account = imap_account(settings, place.limits, frozenset(spec.gates))
+
+    def no_graph() -> GraphClient:
+        raise UsageError(f"account {spec.name!r} is an IMAP account: it has no files")
+
+    graph = LazyGraph(no_graph)
+    provider = StaticTokenProvider(FIXTURE_TOKEN, account=spec.name)
+    return ServedAccount(account, provider, graph, graph.aclose)
+
+
+PROVIDER_BUILDERS: dict[str, AccountBuilder] = {
+    "graph": _graph_from_spec,
+    "imap": _imap_from_spec,
+}
+"""Provider name -> the builder of its accounts. Gmail plugs in with one line (``"gmail":
+_gmail_from_spec``) when its builder is written: a builder takes
+the checked table (``spec.settings``: the keys of ``accounts_file.PROVIDER_SETTINGS``,
+never a secret), the gates (``spec.gates``) and ``place`` (flags, limits, mode,
+environment, where it reads its secrets: ``providers.secret_variable``), and returns the
+``ServedAccount``. Until then their accounts are refused at start-up with "not built into
+this server"."""
+
+
+def _several_accounts(
+    args: argparse.Namespace, limits: Limits, specs: Sequence[AccountSpec]
+) -> tuple[ToolContext, LazyGraph]:
+    """The context of a server of the accounts file: the first account's context, with
+    every account's own context in ``per_account`` (``entry.routing``)."""
+    from mfconnector.mail.accounts import AccountSet
+
+    if getattr(args, "fixtures", None):
+        raise UsageError("--fixtures serves one canned account; it cannot be used with --accounts")
+    mode = "demo" if args.demo else "live"
+    place = BuildPlace(args, limits, mode, os.environ)
+    served = [PROVIDER_BUILDERS[spec.provider](spec, place) for spec in specs]
+    gates = gates_of(specs)
+    first = served[0]
+    graphs = [item.graph_factory for item in served if isinstance(item.graph_factory, LazyGraph)]
+    closer = LazyGraph(_no_client)
+    closer.others = graphs
+    source: str | None = None
+    if mode == "demo":
+        from mfconnector.demo import DEMO_SOURCE
+
+        source = DEMO_SOURCE
+    context = ToolContext(
+        limits=limits,
+        mode=mode,
+        allow_partial=bool(args.allow_partial),
+        sign_in=first.token_provider,
+        user_path=first.user_path,
+        source=source,
+        writes=_write_setup(args, limits, gates, first.cloud, mode=mode),
+        mailbox=first.mailbox,
+        time_zone=_time_zone(args),
+        accounts=AccountSet([item.account for item in served]),
+    )
+    context.per_account = account_contexts(context, served)
+    return context, closer
+
+
+def _no_client() -> GraphClient:
+    raise AssertionError("the closer of several accounts makes no client")

@@ -69,6 +69,10 @@ class ToolContext:
     """``--time-zone``: shown and filtered in this zone instead of the mailbox's own."""
     accounts: AccountSet | None = None
     """The accounts this server serves, each a provider backend (built by the wiring)."""
+    per_account: dict[str, ToolContext] = field(default_factory=dict)
+    """Several accounts: the context each account's calls run in (``entry.routing``)."""
+    account_name: str | None = None
+    """Several accounts: the account this context runs calls for (bound into cursors)."""
     state: ReadState = field(init=False)
     """Time zones, folder names and ids learnt once, bounded by ``limits``."""
     cursors: CursorSigner = field(init=False)

@@ -3,7 +3,7 @@
 Each class is found by walking ``ToolError``'s subclasses after importing every module,
 so a new error class that is not listed here fails until its example is added. The
 snapshot (tests/snapshots/error_shapes.json) holds each class's payload; regenerate it
-deliberately with ``MFC_WRITE_SNAPSHOTS=1 pytest tests/test_error_shape.py``.
+deliberately with ``MFC_WRITE_SNAPSHOTS=1 pytest tests/test_errors.py``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def _subclasses(cls: type) -> set[type]:
 
 def _examples() -> dict[str, ToolError]:
     from mfconnector.auth.config import AuthConfigError
+    from mfconnector.gmail.errors import GmailUnreachable
     from mfconnector.graph.errors import AmbiguousWriteError
     from mfconnector.mail import failures
     from mfconnector.net.settings import NetworkSettingsError
@@ -79,6 +80,7 @@ def _examples() -> dict[str, ToolError]:
         failures.Ambiguous("m", outcome={"done": ["a"], "pending": ["b"]}),
         failures.Unsupported("m"),
         failures.InsufficientScope("m", hint="run the login command"),
+        GmailUnreachable("m"),
     ]
     return {f"{type(e).__module__}.{type(e).__qualname__}": e for e in examples}
 
