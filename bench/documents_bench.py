@@ -394,7 +394,7 @@ async def server_rss(data: bytes, name: str) -> dict[str, float]:
         async def graph() -> GraphClient:
             return client
 
-        ctx = ToolContext(DEFAULT_LIMITS, "live", False, tokens, graph)
+        ctx = ToolContext(DEFAULT_LIMITS, "live", False, tokens)
         kind = document_kind(name, None) or ""
         async with client:
             await read_document(  # warm up: imports, connection, one worker

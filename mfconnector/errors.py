@@ -43,6 +43,7 @@ __all__ = [
     "ResponseTooLargeError",
     "ToolError",
     "ToolInputError",
+    "document_too_large",
 ]
 
 LOGIN_HINT = (
@@ -209,6 +210,18 @@ class DocumentError(ToolError):
         payload = super().to_payload()
         payload["reason"] = self.code
         return payload
+
+
+def document_too_large(size: int | None, limit: int) -> DocumentError:
+    """The one refusal of a document over ``document_bytes``, whoever downloads it (a
+    backend's spool, the read tools' size check before it). ``size``: the declared size,
+    or None when the bytes kept coming past ``limit``."""
+    shown = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
+    return DocumentError(
+        f"the file is {shown}; documents are read up to {limit:,} bytes",
+        code="too_large",
+        hint="open it in its application, or ask for a smaller export of the part you need",
+    )
 
 
 class FixtureError(MfcError):

@@ -307,23 +307,7 @@ def _short(module: str) -> str:
     return module.removeprefix(f"{ROOT}.")
 
 
-KNOWN_VIOLATIONS = frozenset(
-    {
-        # The files tools still speak Graph; they move to the FilesBackend protocol and the
-        # ToolContext stops handing out a Graph client (issue 18 §1 and §2).
-        "tools.base -> auth",  # issue 18 §2/§3: the token provider sits behind the backend
-        "tools.base -> graph.client",  # issue 18 §1: ToolContext hands out backends only
-        "tools.drives -> graph.urls",  # issue 18 §1: FilesBackend
-        "tools.files -> graph.client",  # issue 18 §1: FilesBackend
-        "tools.files -> graph.spool",  # issue 18 §1: FilesBackend downloads
-        "tools.files -> graph.urls",  # issue 18 §1: FilesBackend
-        "tools.listing -> graph.cursor",  # issue 18 §1: the files listing over positions
-        "tools.listing -> graph.urls",  # issue 18 §1: the backend owns queries and paging
-        "tools.mailbox -> graph.folders",  # issue 18 §2: what is left of tools/mailbox
-        "tools.mailbox -> graph.urls",  # issue 18 §2: what is left of tools/mailbox
-        "graph.spool -> documents.sizes",  # issue 18 §2: the size rule into the core
-    }
-)
+KNOWN_VIOLATIONS: frozenset[str] = frozenset()
 """What breaks the table or makes a cycle today, and which issue section removes it."""
 
 

@@ -11,16 +11,18 @@ import argparse
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mfconnector.auth import TokenProvider
     from mfconnector.entry.accounts_file import AccountSpec
     from mfconnector.limits import Limits
     from mfconnector.mail.accounts import Account
-    from mfconnector.tools.base import GraphFactory
 
 __all__ = ["AccountBuilder", "BuildPlace", "ServedAccount", "secret_variable"]
+
+GraphFactory = Callable[[], Awaitable[Any]]
+"""Awaiting it gives the account's Graph client (made on first use)."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,8 @@ class ServedAccount:
     account: Account
     token_provider: TokenProvider
     graph_factory: GraphFactory
-    """The files tools' Graph client; a provider without files answers with its refusal."""
+    """The Graph client the account's backends share (closed when serving ends); a
+    provider without Graph answers with its refusal."""
     close: Callable[[], Awaitable[None]]
     user_path: str = "/me"
     all_files: bool = False

@@ -45,10 +45,8 @@ def account_contexts(main: ToolContext, served: Sequence[ServedAccount]) -> dict
     for item in served:
         context = dataclasses.replace(
             main,
-            token_provider=item.token_provider,
-            graph_factory=item.graph_factory,
+            sign_in=item.token_provider,
             user_path=item.user_path,
-            all_files=item.all_files,
             mailbox=item.mailbox,
             account_name=item.account.name,
         )

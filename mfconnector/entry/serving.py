@@ -114,8 +114,8 @@ def learn_capabilities(context: ToolContext) -> None:
 
 def _say_sign_in_blocker(context: ToolContext) -> None:
     """Live mode that cannot sign in as configured says why at start-up (every tool will)."""
-    several = {name: c.token_provider for name, c in context.per_account.items()}
-    for name, provider in several.items() or [(None, context.token_provider)]:
+    several = {name: c.sign_in for name, c in context.per_account.items()}
+    for name, provider in several.items() or [(None, context.sign_in)]:
         if isinstance(provider, UnavailableTokenProvider):
             error = provider.error
             hint = f" ({error.hint})" if error.hint else ""

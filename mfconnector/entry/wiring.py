@@ -64,11 +64,11 @@ class UsageError(Exception):
 
 
 class LazyGraph:
-    """The tools' Graph client, created by ``make`` on the first call that needs one.
+    """The Graph client of this server's account backends, created by ``make`` on the first
+    call that needs one.
 
-    It is the ``graph_factory`` of the :class:`ToolContext`: awaiting it gives the one client
-    of this server, built on first use, so a server that only lists tools never imports
-    httpx. ``aclose`` closes the client if one was made.
+    Awaiting it gives the one client of this server, built on first use, so a server that
+    only lists tools never imports httpx. ``aclose`` closes the client if one was made.
     """
 
     def __init__(self, make: Callable[[], GraphClient]) -> None:
@@ -220,8 +220,7 @@ def build_context(
         limits=limits,
         mode=mode,
         allow_partial=bool(args.allow_partial),
-        token_provider=sign_in.token_provider,
-        graph_factory=graph,
+        sign_in=sign_in.token_provider,
         user_path=sign_in.user_path,
         source=source,
         writes=_write_setup(
@@ -229,10 +228,9 @@ def build_context(
         ),
         mailbox=mailbox_argument(args),
         time_zone=_time_zone(args),
-        all_files=sign_in.all_files,
         accounts=_imap_accounts(imap)
         if imap is not None
-        else _accounts(graph, limits, sign_in.user_path, sign_in.cloud, gates),
+        else _accounts(graph, limits, sign_in, gates),
     )
     if state is not None or namespace:
         from mfconnector.tools.cursors import CursorSigner
@@ -264,11 +262,10 @@ def _imap_account(args: argparse.Namespace, limits: Limits, gates: Gates) -> Acc
     return imap_account(settings, limits, frozenset(gates.names))
 
 
-def _accounts(
-    graph: LazyGraph, limits: Limits, user_path: str, cloud: str, gates: Gates
-) -> AccountSet:
+def _accounts(graph: LazyGraph, limits: Limits, sign_in: SignIn, gates: Gates) -> AccountSet:
     """One Microsoft 365 account, ``default``, served through Graph, in its cloud (which
-    decides what it offers) and with the gates in force."""
+    decides what it offers), with its files (other drives with ``--all-files``) and the
+    gates in force."""
     from mfconnector.graph.mail_backend import graph_account
     from mfconnector.mail.accounts import AccountSet
 
@@ -278,9 +275,10 @@ def _accounts(
                 DEFAULT_ACCOUNT,
                 graph,
                 limits,
-                own_path=user_path,
-                cloud=cloud,
+                own_path=sign_in.user_path,
+                cloud=sign_in.cloud,
                 gates=frozenset(gates.names),
+                all_files=sign_in.all_files,
             )
         ]
     )
@@ -295,8 +293,8 @@ def _gmail_context(
     namespace: str = "",
 ) -> tuple[ToolContext, Any]:
     """One Gmail account (``--demo gmail``, ``--gmail``): the tools reach it through
-    ``ctx.accounts``; the Graph factory says this server has no Graph."""
-    from mfconnector.entry.gmail import UsageProblem, gmail_wiring, no_graph
+    ``ctx.accounts`` (a Gmail account has no files: the files tools are not offered)."""
+    from mfconnector.entry.gmail import UsageProblem, gmail_wiring
     from mfconnector.mail.accounts import AccountSet
 
     try:
@@ -307,8 +305,7 @@ def _gmail_context(
         limits=limits,
         mode=wiring.mode,
         allow_partial=bool(args.allow_partial),
-        token_provider=wiring.token_provider,
-        graph_factory=no_graph,
+        sign_in=wiring.token_provider,
         source=wiring.source,
         writes=_write_setup(
             args, limits, gates, "global", mode=wiring.mode, state=state, namespace=namespace
@@ -383,15 +380,18 @@ def _time_zone(args: argparse.Namespace) -> str | None:
 def build_server(context: ToolContext, gates: Gates) -> McpServer:
     """The MCP server for ``context``: the tools the gates list, what the hidden ones
     answer, and instructions that say what the open gates allow. With several accounts
-    ``gates`` is every gate some account opens, and each tool takes ``account``."""
-    offered = [account.mail.capabilities for account in context.accounts or ()]
-    hidden = hidden_tools(gates, offered)
+    ``gates`` is every gate some account opens, and each tool takes ``account``; the files
+    tools are offered when some account has files."""
+    accounts = list(context.accounts or ())
+    offered = [account.mail.capabilities for account in accounts]
+    files = not accounts or any(account.files is not None for account in accounts)
+    hidden = hidden_tools(gates, offered, files=files)
     instructions = server_instructions(gates)
     if context.accounts is not None and context.accounts.several:
         names = [account.name for account in context.accounts]
         instructions = f"{accounts_sentence(names)} {instructions}"
     return McpServer(
-        routed_tools(listed_tools(gates, offered), context, context.per_account),
+        routed_tools(listed_tools(gates, offered, files=files), context, context.per_account),
         context,
         file_gate_errors(hidden) if context.per_account else hidden,
         instructions,
@@ -493,6 +493,7 @@ def _graph_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
         cloud=sign_in.cloud,
         gates=frozenset(gates.names),
         settings={k: v for k, v in settings.items() if k in ("tenant", "cloud", "mailbox")},
+        all_files=sign_in.all_files,
     )
     return ServedAccount(
         account,
@@ -611,14 +612,12 @@ def _several_accounts(
         limits=limits,
         mode=mode,
         allow_partial=bool(args.allow_partial),
-        token_provider=first.token_provider,
-        graph_factory=first.graph_factory,
+        sign_in=first.token_provider,
         user_path=first.user_path,
         source=source,
         writes=_write_setup(args, limits, gates, first.cloud, mode=mode),
         mailbox=first.mailbox,
         time_zone=_time_zone(args),
-        all_files=first.all_files,
         accounts=AccountSet([item.account for item in served]),
     )
     context.per_account = account_contexts(context, served)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mfconnector.errors import DocumentError, ToolInputError
+from mfconnector.graph.mailbox import OUTLOOK_ID
 from mfconnector.graph.urls import quote_segment
 from mfconnector.mail.failures import StaleReference, Unsupported
 from mfconnector.mail.model import Person
@@ -58,8 +59,6 @@ FILE_ATTACHMENT = "#microsoft.graph.fileAttachment"
 
 def message_path(box: GraphMailbox, native: str) -> str:
     """A message's Graph path; an id that is not Outlook's is refused before any request."""
-    from mfconnector.graph.mailbox import OUTLOOK_ID  # the one Outlook-id rule
-
     if not OUTLOOK_ID.match(native):
         raise StaleReference(
             "that reference does not hold a Microsoft 365 id",

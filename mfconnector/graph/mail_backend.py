@@ -1,14 +1,9 @@
 """Microsoft Graph as a ``MailBackend``: the tools' neutral calls as Graph requests.
 
-``GraphMailbox`` is what both halves share: the client (made on first use: msal and
-httpx stay off the start-up path), the mailbox path (``/me`` or ``/users/{address}``),
-the active limits, the account's reference tag, and what is learnt once per process
-(time zone, folder names and ids), bounded. ``graph.mail_reads`` holds the reads,
-``graph.mail_acts`` the changes and sending; ``GraphMailBackend`` is both.
-
-Two Graph rules live here and nowhere else: which mailbox path a ``mailbox`` name means
-(``mailbox_path``), and what an Outlook id looks like (``outlook_native``), the check a
-reference's native part passes before it is put in a request path.
+``GraphMailbox`` (``graph.mailbox``) is what both halves share; ``graph.mail_reads`` and
+``graph.mail_folders`` hold the reads, ``graph.mail_acts`` the changes and sending;
+``GraphMailBackend`` is both. ``graph_account`` builds the account the wiring serves, with
+its files (``graph.files_backend``).
 """
 
 from __future__ import annotations
@@ -18,9 +13,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 
 from mfconnector.errors import GraphError
+from mfconnector.graph import mail_folders, mail_reads
+from mfconnector.graph.files_backend import GraphFilesBackend
 from mfconnector.graph.mail_acts import GraphMailActs
 from mfconnector.graph.mailbox import (
-    GRAPH_CAPABILITIES,
     IMMUTABLE_IDS,
     ClientFactory,
     GraphMailbox,
@@ -46,6 +42,16 @@ __all__ = [
     "mailbox_path",
     "outlook_native",
 ]
+
+GRAPH_CAPABILITIES = MailCapabilities(
+    provider="graph",
+    search_syntax="kql",
+    threads=True,
+    conditional_flags=True,
+    permanent_delete=True,
+    unique_body=True,
+    shared_mailboxes=True,
+)
 
 
 class GraphMailBackend(GraphMailActs, GraphMailbox):
@@ -118,49 +124,41 @@ class GraphMailBackend(GraphMailActs, GraphMailbox):
     # reads ---------------------------------------------------------------------------
 
     async def folders(self, parent: Folder | None, page: PageRequest) -> Page[Folder]:
-        from mfconnector.graph import mail_folders
 
         return await mail_folders.list_folders(self, parent, page)
 
     async def resolve_folder(self, value: str, argument: str) -> Folder:
-        from mfconnector.graph import mail_folders
 
         return await mail_folders.resolve_folder(self, value, argument)
 
     async def list_messages(
         self, folder: Folder, where: MessageFilter, page: PageRequest
     ) -> Page[MessageSummary]:
-        from mfconnector.graph import mail_reads
 
         return await mail_reads.list_messages(self, folder, where, page)
 
     async def search(
         self, text: str, folder: Folder | None, page: PageRequest
     ) -> Page[MessageSummary]:
-        from mfconnector.graph import mail_reads
 
         return await mail_reads.search(self, text, folder, page)
 
     async def thread(self, message: Reference, page: PageRequest) -> Page[MessageSummary]:
-        from mfconnector.graph import mail_reads
 
         return await mail_reads.thread(self, message, page)
 
     async def read(self, message: Reference, request: ReadRequest) -> Message:
-        from mfconnector.graph import mail_reads
 
         return await mail_reads.read(self, message, request)
 
     async def attachment(
         self, message: Reference, attachment: Reference, max_bytes: int
     ) -> AttachmentContent:
-        from mfconnector.graph import mail_reads
 
         return await mail_reads.attachment(self, message, attachment, max_bytes)
 
     async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
         """A message's attachments, one page (``mail_attachment`` without an attachment)."""
-        from mfconnector.graph import mail_reads
 
         return await mail_reads.attachments(self, message, page)
 
@@ -173,7 +171,6 @@ class GraphMailBackend(GraphMailActs, GraphMailbox):
         suffix: str = "",
         on_bytes: OnBytes | None = None,
     ) -> AbstractAsyncContextManager[Spooled]:
-        from mfconnector.graph import mail_reads
 
         return mail_reads.spool_attachment(
             self, message, attachment, limit=limit, suffix=suffix, on_bytes=on_bytes
@@ -189,14 +186,18 @@ def graph_account(
     cloud: str = "global",
     gates: frozenset[str] = frozenset(),
     settings: Mapping[str, object] | None = None,
+    all_files: bool = False,
 ) -> Account:
-    """One Microsoft 365 account served through Graph (what the wiring builds)."""
+    """One Microsoft 365 account served through Graph (what the wiring builds): its mail,
+    and its files (other drives with ``all_files``)."""
+    tag = account_tag("graph", name)
+    files = GraphFilesBackend(tag, client, limits, own_path=own_path, all_files=all_files)
     backend = GraphMailBackend(
-        tag=account_tag("graph", name),
+        tag=tag,
         client=client,
         limits=limits,
         path=own_path.rstrip("/") or "/me",
         own_path=own_path,
         cloud=cloud,
     )
-    return Account(name, "graph", backend, gates=gates, settings=dict(settings or {}))
+    return Account(name, "graph", backend, files=files, gates=gates, settings=dict(settings or {}))

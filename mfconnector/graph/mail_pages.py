@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from mfconnector.errors import GraphError, ToolInputError
 from mfconnector.graph.cursor import canonical_link
@@ -21,7 +21,7 @@ from mfconnector.mail.model import Page, Position
 from mfconnector.mail.query import PageRequest
 
 if TYPE_CHECKING:
-    from mfconnector.graph.mailbox import GraphMailbox
+    from mfconnector.graph.mailbox import ClientFactory
 
 __all__ = ["RawPage", "fetch_page", "link_of"]
 
@@ -33,6 +33,13 @@ POSITION_HINT = (
     "pass skipped.items.cursor from this tool's previous result unchanged, "
     "or call without a cursor to start from the first page"
 )
+
+
+class HasClient(Protocol):
+    """What paging needs of a Graph backend (a mailbox, a drive): its client."""
+
+    @property
+    def client(self) -> ClientFactory: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +80,7 @@ def link_of(position: Position, root: str) -> str:
 
 
 async def fetch_page(
-    mailbox: GraphMailbox,
+    mailbox: HasClient,
     path: str,
     query: Mapping[str, str],
     page: PageRequest,

@@ -1,9 +1,15 @@
-"""One Graph mailbox of one account, and the rules every Graph mail module shares.
+"""What every Graph mail request of one account needs, shared by the backend's halves.
 
-``GraphMailbox`` is what the reads (``graph.mail_reads``), the changes (``graph.mail_acts``)
-and their helpers need: the client factory, the limits, the account's tag, the mailbox
-path and the caches; ``graph.mail_backend`` puts the halves together. The mailbox-path
-rule and the Outlook-id rule are written once, here.
+``GraphMailbox`` holds the client (made on first use: msal and httpx stay off the start-up
+path), the mailbox path (``/me`` or ``/users/{address}``), the active limits, the account's
+reference tag, and what is learnt once per process (``GraphMailCaches``), bounded. The
+reads (``graph.mail_reads``, ``graph.mail_folders``), the changes (``graph.mail_acts``) and
+``graph.mail_backend``, which joins them, all import this module and none of each other's
+core, so the backend has no import cycle.
+
+Two Graph rules live here and nowhere else: which mailbox path a ``mailbox`` name means
+(``mailbox_path``), and what an Outlook id looks like (``outlook_native``), the check a
+reference's native part passes before it is put in a request path.
 """
 
 from __future__ import annotations
@@ -17,7 +23,6 @@ from urllib.parse import quote
 from mfconnector.bounded_cache import BoundedCache
 from mfconnector.errors import ToolInputError
 from mfconnector.limits import Limits
-from mfconnector.mail.backend import MailCapabilities
 from mfconnector.mail.failures import StaleReference
 from mfconnector.mail.model import Folder
 from mfconnector.mail.refs import AccountTag, Reference
@@ -26,11 +31,8 @@ if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
 
 __all__ = [
-    "GRAPH_CAPABILITIES",
     "IMMUTABLE_IDS",
-    "MIN_FOLDER_ID_CHARS",
     "OUTLOOK_ID",
-    "TEXT_BODIES",
     "ClientFactory",
     "GraphMailCaches",
     "GraphMailbox",
@@ -53,16 +55,6 @@ MIN_FOLDER_ID_CHARS = 32
 """Outlook folder ids are over 100 characters; a shorter word is a folder name or a path."""
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 _ADDRESS = re.compile(r"^[^\s@/\\?]{1,200}@[A-Za-z0-9.-]{1,200}$")
-
-GRAPH_CAPABILITIES = MailCapabilities(
-    provider="graph",
-    search_syntax="kql",
-    threads=True,
-    conditional_flags=True,
-    permanent_delete=True,
-    unique_body=True,
-    shared_mailboxes=True,
-)
 
 
 def mailbox_path(name: str | None, own: str = "/me") -> tuple[str, str | None]:

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 import httpx
 import trio
 
-from mfconnector.documents.sizes import too_large
-from mfconnector.errors import DocumentError
+from mfconnector.errors import DocumentError, document_too_large
 from mfconnector.graph.body import _content_coding, _Inflater, _raw_chunks
 from mfconnector.graph.client import GraphClient
 
-__all__ = ["SpooledFile", "spooled_download", "too_large"]
+__all__ = ["SpooledFile", "spooled_download"]
 
 _log = logging.getLogger("mfconnector.documents")
 
@@ -68,7 +67,7 @@ async def _write(
 ) -> int:
     declared = _declared_total(response)
     if declared is not None and declared > limit:
-        raise too_large(declared, limit)
+        raise document_too_large(declared, limit)
     coding = _content_coding(response.headers, response.status_code)
     inflater = _Inflater(coding) if coding else None
     written = 0
@@ -83,7 +82,7 @@ async def _write(
             for piece in pieces:
                 written += len(piece)
                 if written > limit:
-                    raise too_large(declared, limit)
+                    raise document_too_large(declared, limit)
                 await handle.write(piece)  # type: ignore[attr-defined]
                 if digest is not None:
                     digest.update(piece)

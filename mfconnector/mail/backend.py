@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from mfconnector.mail.files import Drive, DriveItem, FileRange, FilesCapabilities, ItemLocation
 from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
 from mfconnector.mail.outgoing import (
     DraftAttachment,
@@ -242,8 +243,49 @@ class SupportsProfile(Protocol):
 
 @runtime_checkable
 class FilesBackend(Protocol):
-    """Files of one account (OneDrive, SharePoint). The files tools' contract is in
-    docs/TOOLS.md; its neutral types are added with the files port."""
+    """Files of one account (OneDrive, SharePoint): list a folder, search, read one file.
+    Every method may raise ``mail.failures`` errors; every reference it takes was parsed
+    against ``tag`` by the tools first. The files tools' contract is in docs/TOOLS.md."""
 
     @property
     def tag(self) -> AccountTag: ...
+
+    @property
+    def capabilities(self) -> FilesCapabilities: ...
+
+    async def drive(self, drive_id: str | None = None, site: str | None = None) -> Drive:
+        """The signed-in user's drive, or another by the provider's drive id or by a site
+        (``site`` or ``site/library``), which needs ``capabilities.other_drives``; an
+        ambiguous or unknown name is a ``ToolInputError`` listing what exists."""
+        ...
+
+    async def children(
+        self, drive: Drive, folder: ItemLocation, page: PageRequest
+    ) -> Page[DriveItem]:
+        """A folder's items, one page, in the provider's order."""
+        ...
+
+    async def search(self, drive: Drive, text: str, page: PageRequest) -> Page[DriveItem]:
+        """Items whose name, metadata or content match ``text``, one page."""
+        ...
+
+    async def item(self, drive: Drive, where: ItemLocation) -> DriveItem: ...
+
+    async def read_range(
+        self, drive: Drive, item: DriveItem, first_byte: int, max_bytes: int
+    ) -> FileRange:
+        """At most ``max_bytes`` of a file from ``first_byte`` on (a text window)."""
+        ...
+
+    def spool(
+        self,
+        drive: Drive,
+        item: DriveItem,
+        *,
+        limit: int,
+        suffix: str = "",
+        on_bytes: OnBytes | None = None,
+    ) -> AbstractAsyncContextManager[Spooled]:
+        """A file's bytes in a private temporary file, at most ``limit`` bytes (a larger
+        one is ``DocumentError`` too_large), for the document extractor."""
+        ...

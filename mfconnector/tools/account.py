@@ -83,8 +83,7 @@ def account_record(ctx: ToolContext, account: Account) -> dict[str, Any]:
         "provider": account.provider,
         "tag": account.tag.tag,
         "capabilities": capabilities_of(account.mail.capabilities),
-        # the files tools still call Graph themselves: a Graph account has them
-        "files": account.files is not None or account.provider == "graph",
+        "files": account.files is not None,
     }
     if account.settings:
         record["settings"] = dict(account.settings)
@@ -103,14 +102,16 @@ def server_capabilities(ctx: ToolContext, sign_in: dict[str, Any]) -> dict[str, 
         "scopes": granted if granted is not None else "not reported",
         "mailbox": ctx.mailbox or "me",
         "shared_mailboxes": shared,
-        "other_drives": ctx.all_files,
+        "other_drives": any(
+            a.files is not None and a.files.capabilities.other_drives for a in ctx.accounts or ()
+        ),
         "time_zone": {"name": ctx.time_zone or "unknown", "source": "not read yet"},
         "reads": list(READ_OPERATIONS),
     }
 
 
 async def account_status(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    sign_in = snake_keys(await ctx.token_provider.describe())
+    sign_in = snake_keys(await ctx.sign_in.describe())
     accounts = list(ctx.accounts) if ctx.accounts is not None else []
     result: dict[str, Any] = {
         "mode": ctx.mode,

@@ -157,7 +157,7 @@ async def require_permissions(
 
 async def signed_in_account(ctx: ToolContext) -> str:
     """Who a preparation belongs to: the signed-in account as the token provider names it."""
-    facts: dict[str, Any] = await ctx.token_provider.describe()
+    facts: dict[str, Any] = await ctx.sign_in.describe()
     return str(facts.get("account") or "unknown account")
 
 

@@ -10,26 +10,26 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mfconnector.errors import ToolError
 from mfconnector.jsonrpc import encode_json
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.mail.failures import Unsupported
 from mfconnector.tools.cursors import CursorSigner
 from mfconnector.tools.encoding import Encoded
 from mfconnector.tools.progress import report_progress
 from mfconnector.tools.state import ReadState
 
 if TYPE_CHECKING:
-    from mfconnector.auth import TokenProvider
-    from mfconnector.graph.client import GraphClient
     from mfconnector.mail.accounts import Account, AccountSet
-    from mfconnector.mail.backend import MailBackend
+    from mfconnector.mail.backend import FilesBackend, MailBackend
     from mfconnector.writes.setup import WriteSetup
 
 __all__ = [
     "READ_ONLY",
     "ActiveLimit",
+    "SignInFacts",
     "Tool",
     "ToolContext",
     "error_result",
@@ -43,7 +43,12 @@ READ_ONLY: dict[str, Any] = {"readOnlyHint": True}
 readOnlyHint is false, and openWorldHint defaults to true. Every byte here is paid on
 every tools/list, once per tool."""
 
-GraphFactory = Callable[[], Awaitable["GraphClient"]]
+
+class SignInFacts(Protocol):
+    """What the tools may learn of the sign-in: who and how (``account_status``, the audit
+    record), never a token. Requests go through the account's backends."""
+
+    async def describe(self) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -53,8 +58,7 @@ class ToolContext:
     limits: Limits
     mode: str
     allow_partial: bool
-    token_provider: TokenProvider
-    graph_factory: GraphFactory
+    sign_in: SignInFacts
     user_path: str = "/me"
     source: str | None = None
     writes: WriteSetup | None = None
@@ -63,8 +67,6 @@ class ToolContext:
     """``--mailbox``: the shared or delegated mailbox read when a call names none."""
     time_zone: str | None = None
     """``--time-zone``: shown and filtered in this zone instead of the mailbox's own."""
-    all_files: bool = False
-    """``--all-files``: Files.Read.All and Sites.Read.All, so other drives can be read."""
     accounts: AccountSet | None = None
     """The accounts this server serves, each a provider backend (built by the wiring)."""
     per_account: dict[str, ToolContext] = field(default_factory=dict)
@@ -80,9 +82,6 @@ class ToolContext:
         self.cursors = CursorSigner(max_chars=self.limits.cursor_chars)
         self.state = ReadState(self.limits)
 
-    async def graph(self) -> GraphClient:
-        return await self.graph_factory()
-
     def account(self, arguments: dict[str, Any]) -> Account:
         """The account a call names (``account``), or the only one."""
         if self.accounts is None:
@@ -95,6 +94,16 @@ class ToolContext:
         backend = self.account(arguments).mail
         mailbox = arguments.get("mailbox") or self.mailbox
         return backend.for_mailbox(mailbox) if mailbox else backend
+
+    def files(self, arguments: dict[str, Any]) -> FilesBackend:
+        """The call's account's files; ``unsupported`` for an account without them."""
+        account = self.account(arguments)
+        if account.files is None:
+            raise Unsupported(
+                f"account {account.name!r} ({account.provider}) has no files",
+                hint="the files tools read Microsoft 365 accounts (OneDrive, SharePoint)",
+            )
+        return account.files
 
     @staticmethod
     def report_progress(

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from mfconnector.mail.refs import REFERENCE_PATTERN
-from mfconnector.shaping import Skipped, shape_item
-from mfconnector.tools.base import ActiveLimit, ToolContext
+from mfconnector.tools.base import ActiveLimit
 
 __all__ = [
     "CURSOR",
@@ -20,10 +18,7 @@ __all__ = [
     "OUTLOOK_ID_PATTERN",
     "OUTPUT_SCHEMA",
     "QUERY",
-    "ItemShaper",
     "input_schema",
-    "item_shaper",
-    "shape_items",
 ]
 
 LIMIT: dict[str, Any] = {
@@ -62,10 +57,6 @@ QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLi
 FOLDER: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": ActiveLimit("path_chars")}
 
 
-ItemShaper = Callable[[Any, Skipped, str], dict[str, Any]]
-"""Shapes one raw provider item (the files tools, which still speak Graph)."""
-
-
 def input_schema(properties: dict[str, Any], *required: str) -> dict[str, Any]:
     """An object schema that refuses unknown arguments (a typo is an error, not ignored)."""
     schema: dict[str, Any] = {"type": "object", "properties": properties}
@@ -84,31 +75,3 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 The shapes differ by call (compact or full, one message or a batch); each tool's
 description says what comes back, and the bytes are paid on every tools/list.
 """
-
-
-def item_shaper(
-    ctx: ToolContext,
-    fields: tuple[str, ...],
-    compact: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-) -> ItemShaper:
-    """Shape one Graph item to ``fields`` under the context's limits (then ``compact`` it)."""
-
-    def shape(item: Any, skipped: Skipped, path: str) -> dict[str, Any]:
-        shaped = shape_item(
-            item,
-            fields,
-            skipped,
-            path,
-            max_chars=ctx.limits.field_chars,
-            max_items=ctx.limits.list_field_items,
-        )
-        return compact(shaped) if compact else shaped
-
-    return shape
-
-
-def shape_items(
-    ctx: ToolContext, items: list[Any], fields: tuple[str, ...], skipped: Skipped, key: str
-) -> list[dict[str, Any]]:
-    shape = item_shaper(ctx, fields)
-    return [shape(item, skipped, f"{key}[{index}]") for index, item in enumerate(items)]

@@ -95,7 +95,7 @@ def not_text_reason(name: str, content_type: str | None) -> str:
         return NOT_READABLE_YET
     return (
         f"{what}: this server reads text, not pictures or sound (no OCR or transcription); "
-        "its name, type, size and dates are above, and it opens from its webUrl"
+        "its name, type, size and dates are above, and it opens from its web_link"
     )
 
 

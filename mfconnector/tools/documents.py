@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from mfconnector.errors import ToolInputError
+from mfconnector.errors import ToolInputError, document_too_large
 from mfconnector.mail.backend import OnBytes, Spooled
 from mfconnector.shaping import Skipped
 from mfconnector.tools.base import ActiveLimit, ToolContext
@@ -62,13 +62,12 @@ async def read_document(
     """The ``content`` object of a read result for one document; ``skipped`` filled in."""
     from mfconnector.documents.formats import NAMES
     from mfconnector.documents.runner import workers_for
-    from mfconnector.documents.sizes import too_large
 
     if "offset" in arguments and "part" in arguments:
         raise ToolInputError("give `offset` or `part`, not both")
     limit = ctx.limits.document_bytes
     if isinstance(size, int) and size > limit:
-        raise too_large(size, limit)
+        raise document_too_large(size, limit)
     job = {
         "kind": kind,
         "offset": arguments.get("offset", 0),

@@ -183,7 +183,7 @@ def _reference(backend: MailBackend, entry: Mapping[str, str], index: int) -> Dr
     if "item_id" in entry:
         drive = entry.get("drive_id")
         return DraftAttachment(
-            source=Reference(backend.tag, entry["item_id"]),
+            source=parse_reference(entry["item_id"], backend.tag, f"attachments[{index}].item_id"),
             container=Reference(backend.tag, drive) if drive else None,
             source_kind="file",
             **common,
@@ -237,7 +237,7 @@ def attached_view(attached: Sequence[DraftAttachment]) -> list[dict[str, Any]]:
         if a.source is None:
             source = {"name": a.name}
         elif a.source_kind == "file":
-            source = {"item_id": a.source.native}
+            source = {"item_id": str(a.source)}
             if a.container is not None:
                 source = {"drive_id": a.container.native, **source}
         else:

@@ -1,14 +1,25 @@
-"""OneDrive / SharePoint files tools: list a folder, search, read one file's text."""
+"""The files tools: list a drive folder, search a drive, read one file's text.
+
+They speak the neutral files model (``mail.files``) through the account's ``FilesBackend``:
+ids handed out are references (``str(Reference)``), ids taken are parsed against the call's
+account before any request, and which drive a ``drive_id`` or ``site`` names is the
+backend's business. An account without files (IMAP, Gmail) does not offer these tools, and
+a call is ``unsupported``. A page of items is a compact table unless ``detail: "full"``;
+each row is encoded once, and that text is the result's text and its size.
+"""
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from mfconnector.errors import ToolInputError
-from mfconnector.graph.urls import quote_segment
-from mfconnector.mail.backend import OnBytes
-from mfconnector.shaping import Skipped, redact_text, shape_item
+from mfconnector.mail.backend import FilesBackend, OnBytes
+from mfconnector.mail.files import Drive, DriveItem, ItemLocation
+from mfconnector.mail.model import Page
+from mfconnector.mail.refs import REFERENCE_PATTERN, parse_reference
+from mfconnector.shaping import Skipped, redact_text
 from mfconnector.tools.base import ActiveLimit, Tool, ToolContext
 from mfconnector.tools.common import (
     CURSOR,
@@ -18,19 +29,12 @@ from mfconnector.tools.common import (
     QUERY,
     UNTRUSTED,
     input_schema,
-    item_shaper,
 )
 from mfconnector.tools.content import not_text_reason, readable_as
-from mfconnector.tools.documents import (
-    PART,
-    Spool,
-    document_kind,
-    read_document,
-    unreadable_reason,
-)
-from mfconnector.tools.drives import Drive, drive_of
-from mfconnector.tools.item_tables import drive_table
-from mfconnector.tools.listing import continued_arguments, list_result
+from mfconnector.tools.documents import PART, document_kind, read_document, unreadable_reason
+from mfconnector.tools.encoding import Encoded, encoded, text_of, wire_cost
+from mfconnector.tools.mail_view import Bounds
+from mfconnector.tools.paging import Listing, continued_arguments, start_listing
 from mfconnector.tools.text_window import (
     TOKEN_EDGE_BYTES,
     decode_window,
@@ -38,40 +42,24 @@ from mfconnector.tools.text_window import (
     word_start,
 )
 
-if TYPE_CHECKING:
-    from mfconnector.graph.client import GraphClient
+__all__ = ["FILES_LIST", "FILES_READ", "FILES_SEARCH", "FILES_TOOL_NAMES"]
 
-__all__ = ["FILES_LIST", "FILES_READ", "FILES_SEARCH"]
+GET_FULL = 'detail: "full"'
+COLUMNS = ("id", "name", "size", "type", "modified")
+SHARED = ("children", "parent", "modified_by")
+"""Columns when rows differ, one ``common`` value when every row of the page agrees."""
+COMPACT_OMITS = ["path", "parent_id", "created", "web_link"]
+"""What a compact row leaves out (``omitted.fields``); ``detail: "full"`` has them."""
 
-ITEM_FIELDS = (
-    "id",
-    "name",
-    "size",
-    "file",
-    "folder",
-    "parentReference",
-    "createdDateTime",
-    "lastModifiedDateTime",
-    "lastModifiedBy",
-    "webUrl",
-)
-ITEM_SELECT = ",".join(ITEM_FIELDS)
-DRIVE_ID_PATTERN = "^[A-Za-z0-9!_=-]+$"
-FORBIDDEN_PATH_CHARS = re.compile(r'[\\*<>?:|"\x00-\x1f]')
 OTHER_DRIVE: dict[str, Any] = {
-    "drive_id": {
-        "type": "string",
-        "maxLength": ActiveLimit("drive_id_chars"),
-        "pattern": DRIVE_ID_PATTERN,
-    },
+    "drive_id": {"type": "string", "minLength": 1, "maxLength": ActiveLimit("drive_id_chars")},
     "site": {"type": "string", "minLength": 1, "maxLength": 512},
 }
-"""Another drive (``--all-files``): by id, or a SharePoint ``site`` or ``site/library``."""
-
+"""Another drive (--all-files): by id, or a SharePoint ``site`` or ``site/library``."""
 ITEM_ID = {
     "type": "string",
     "maxLength": ActiveLimit("drive_id_chars"),
-    "pattern": DRIVE_ID_PATTERN,
+    "pattern": REFERENCE_PATTERN,
 }
 PATH = {
     "type": "string",
@@ -81,103 +69,170 @@ PATH = {
 }
 
 
-def _echo(result: dict[str, Any], drive: Drive) -> dict[str, Any]:
-    if drive.other:
-        result["drive"] = drive.label
-    return result
+@dataclass(frozen=True, slots=True)
+class FilesCall:
+    """What every files call settles first: its account's files and the drive it reads."""
+
+    backend: FilesBackend
+    drive: Drive
+
+    @property
+    def scope(self) -> dict[str, Any]:
+        """What this call's cursors are bound to: the account and the drive."""
+        return {
+            "account": self.backend.tag.tag,
+            "drive": self.drive.handle if self.drive.other else None,
+        }
+
+    def head(self, echo: Mapping[str, Any]) -> dict[str, Any]:
+        """A result's first keys: what it echoes, and the other drive it read."""
+        head = dict(echo)
+        if self.drive.other:
+            head["drive"] = self.drive.label
+        return head
+
+
+async def files_call(ctx: ToolContext, arguments: dict[str, Any]) -> FilesCall:
+    backend = ctx.files(arguments)
+    drive = await backend.drive(arguments.get("drive_id"), arguments.get("site"))
+    return FilesCall(backend, drive)
 
 
 def _path_segments(path: str) -> list[str]:
-    parts = [part for part in path.strip("/").split("/")]
+    parts = path.strip("/").split("/")
     if not path.strip("/") or any(part in ("", ".", "..") for part in parts):
         raise ToolInputError(
             f"`path` {path[:80]!r} is not a drive path", hint="write it like Documents/Reports"
         )
-    if any(FORBIDDEN_PATH_CHARS.search(part) for part in parts):
-        raise ToolInputError(
-            f"`path` {path[:80]!r} has a character OneDrive does not allow in names",
-            hint='names cannot contain \\ * < > ? : | "',
-        )
     return parts
 
 
-def _item_path(drive: Drive, arguments: dict[str, Any], suffix: str = "") -> str:
-    """``/drive/items/{id}``, ``/drive/root:/{path}:`` or ``/drive/root``, each segment encoded."""
+def _location(call: FilesCall, arguments: dict[str, Any]) -> ItemLocation:
+    """The item ``item_id`` (a reference, checked now) or ``path`` names; neither: root."""
     if "item_id" in arguments and "path" in arguments:
         raise ToolInputError("give `item_id` or `path`, not both")
     if "item_id" in arguments:
-        return f"{drive.path}/items/{quote_segment(arguments['item_id'])}{suffix}"
+        return ItemLocation(ref=parse_reference(arguments["item_id"], call.backend.tag, "item_id"))
     if "path" in arguments:
-        encoded = "/".join(quote_segment(part) for part in _path_segments(arguments["path"]))
-        return f"{drive.path}/root:/{encoded}:{suffix}"
-    return f"{drive.path}/root{suffix}"
+        return ItemLocation(segments=_path_segments(arguments["path"]))
+    return ItemLocation()
 
 
-def _mime_of(item: dict[str, Any]) -> str | None:
-    facet = item.get("file")
-    mime = facet.get("mimeType") if isinstance(facet, dict) else None
-    return mime if isinstance(mime, str) else None
+def full_item(item: DriveItem, bounds: Bounds, path: str) -> dict[str, Any]:
+    """Every neutral field the item has (``detail: "full"`` and ``files_read``)."""
+    values: dict[str, Any] = {
+        "id": str(item.ref),
+        "name": bounds.text(item.name, f"{path}.name"),
+        "kind": item.kind,
+        "path": bounds.text(item.path, f"{path}.path"),
+        "parent": bounds.text(item.parent, f"{path}.parent"),
+        "parent_id": str(item.parent_ref) if item.parent_ref else None,
+        "size": item.size,
+        "mime_type": bounds.text(item.mime_type, f"{path}.mime_type"),
+        "children": item.children,
+        "created": item.created,
+        "modified": item.modified,
+        "modified_by": bounds.text(item.modified_by, f"{path}.modified_by"),
+        "web_link": bounds.text(item.web_link, f"{path}.web_link"),
+    }
+    return {key: value for key, value in values.items() if value is not None}
 
 
-def compact_item(item: dict[str, Any]) -> dict[str, Any]:
-    """Keep each facet's useful part: a mime type, a child count, a path, a name."""
-    out = dict(item)
-    if isinstance(out.get("file"), dict):
-        out["file"] = {k: v for k, v in out["file"].items() if k == "mimeType"}
-    if isinstance(out.get("folder"), dict):
-        out["folder"] = {k: v for k, v in out["folder"].items() if k == "childCount"}
-    if isinstance(out.get("parentReference"), dict):
-        out["parentReference"] = {
-            k: v for k, v in out["parentReference"].items() if k in ("id", "path")
-        }
-    modified_by = out.get("lastModifiedBy")
-    if isinstance(modified_by, dict):
-        user = modified_by.get("user")
-        out["lastModifiedBy"] = (
-            {"user": {"displayName": user.get("displayName")}} if isinstance(user, dict) else {}
-        )
-    return out
+def item_row(item: DriveItem, bounds: Bounds, path: str) -> dict[str, Any]:
+    """One item's compact values: ``type`` is the MIME type, or ``folder``."""
+    return {
+        "id": str(item.ref),
+        "name": bounds.text(item.name, f"{path}.name"),
+        "size": item.size,
+        "type": "folder" if item.kind == "folder" else bounds.text(item.mime_type, f"{path}.type"),
+        "modified": item.modified,
+        "children": item.children,
+        "parent": bounds.text(item.parent, f"{path}.parent"),
+        "modified_by": bounds.text(item.modified_by, f"{path}.modified_by"),
+    }
 
 
-def _view(result: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    return result if arguments.get("detail") == "full" else drive_table(result, ITEM_FIELDS)
+def items_result(
+    ctx: ToolContext,
+    call: FilesCall,
+    listing: Listing,
+    page: Page[DriveItem],
+    *,
+    echo: Mapping[str, Any],
+    full: bool,
+) -> Encoded:
+    """A page of items, compact (a table; a value every row shares stated once) or full,
+    stopped at ``result_bytes`` (at least one item), with its cursor."""
+    skipped = Skipped()
+    bounds = Bounds(ctx.limits, skipped)
+    head = call.head(echo if listing.context_known else {})
+    columns = list(COLUMNS)
+    common: dict[str, Any] = {}
+    if not full:
+        rows = [item_row(i, Bounds(ctx.limits, Skipped()), "") for i in page.items]
+        for name in SHARED:
+            shared = [r.get(name) for r in rows]
+            if all(v is None for v in shared):
+                continue
+            if len(rows) > 1 and all(v == shared[0] for v in shared):
+                common[name] = shared[0]
+            else:
+                columns.append(name)
+
+    def shape(item: DriveItem, path: str) -> Any:
+        if full:
+            return full_item(item, bounds, path)
+        values = item_row(item, bounds, path)
+        line = [values.get(c) for c in columns]
+        while line and line[-1] is None:
+            line.pop()
+        return line
+
+    values: list[Any] = []
+    texts: list[str] = []
+    size = 0
+    for index, item in enumerate(page.items):
+        recorded, removed = len(skipped.fields), len(skipped.removed)
+        value = shape(item, f"items[{index}]")
+        text = text_of(value)
+        size += wire_cost(text) + 2
+        for record in skipped.fields[recorded:]:
+            size += wire_cost(text_of(record)) + 2
+        if texts and size > ctx.limits.result_bytes:
+            del skipped.fields[recorded:], skipped.removed[removed:]
+            break
+        values.append(value)
+        texts.append(text)
+    kept = len(texts)
+    skipped.items = listing.continuation(page, kept, size_limited=kept < len(page.items))
+    if not full:
+        head["columns"] = columns
+    head["items"] = values
+    if common:
+        head["common"] = common
+    if not full and kept:
+        head["omitted"] = {"fields": list(COMPACT_OMITS), "get": GET_FULL}
+    skipped.apply(head)
+    return encoded(head, "items", texts)
 
 
 async def files_list(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     arguments = continued_arguments(ctx, "files_list", arguments)
-    drive = await drive_of(ctx, arguments)
-    limit = arguments.get("limit", ctx.limits.list_items)
-    result = await list_result(
-        ctx,
-        arguments,
-        key="items",
-        shape=item_shaper(ctx, ITEM_FIELDS, compact_item),
-        echo={"folder": arguments.get("path") or arguments.get("item_id") or "/"},
-        tool="files_list",
-        scope=drive.cursor_scope,
-        path=_item_path(drive, arguments, "/children"),
-        query={"$select": ITEM_SELECT, "$top": str(limit)},
-    )
-    return _view(_echo(result, drive), arguments)
+    call = await files_call(ctx, arguments)
+    where = _location(call, arguments)
+    listing = start_listing(ctx, "files_list", arguments, scope=call.scope)
+    page = await call.backend.children(call.drive, where, listing.request)
+    echo = {"folder": arguments.get("path") or arguments.get("item_id") or "/"}
+    return items_result(ctx, call, listing, page, echo=echo, full=arguments.get("detail") == "full")
 
 
 async def files_search(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     arguments = continued_arguments(ctx, "files_search", arguments)
-    drive = await drive_of(ctx, arguments)
-    limit = arguments.get("limit", ctx.limits.list_items)
-    literal = arguments["query"].replace("'", "''")
-    result = await list_result(
-        ctx,
-        arguments,
-        key="items",
-        shape=item_shaper(ctx, ITEM_FIELDS, compact_item),
-        echo={"query": arguments["query"]},
-        tool="files_search",
-        scope=drive.cursor_scope,
-        path=f"{drive.path}/root/{quote_segment(f'search(q={chr(39)}{literal}{chr(39)})')}",
-        query={"$select": ITEM_SELECT, "$top": str(limit)},
-    )
-    return _view(_echo(result, drive), arguments)
+    call = await files_call(ctx, arguments)
+    listing = start_listing(ctx, "files_search", arguments, scope=call.scope)
+    page = await call.backend.search(call.drive, arguments["query"], listing.request)
+    echo = {"query": arguments["query"]}
+    return items_result(ctx, call, listing, page, echo=echo, full=arguments.get("detail") == "full")
 
 
 async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -186,34 +241,21 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
             "files_read needs `item_id` or `path`",
             hint="take an id from files_list or files_search, or give a path like Documents/a.md",
         )
-    drive = await drive_of(ctx, arguments)
-    graph = await ctx.graph()
-    answer = await graph.get_json(_item_path(drive, arguments), query={"$select": ITEM_SELECT})
-    raw = answer.body if isinstance(answer.body, dict) else {}
+    call = await files_call(ctx, arguments)
+    where = _location(call, arguments)
+    item = await call.backend.item(call.drive, where)
     skipped = Skipped()
-    item = compact_item(
-        shape_item(
-            raw,
-            ITEM_FIELDS,
-            skipped,
-            "item",
-            max_chars=ctx.limits.field_chars,
-            max_items=ctx.limits.list_field_items,
-        )
-    )
-    result: dict[str, Any] = _echo({"item": item}, drive)
-    if "folder" in raw:
+    result: dict[str, Any] = {"item": full_item(item, Bounds(ctx.limits, skipped), "item")}
+    if call.drive.other:
+        result["drive"] = call.drive.label
+    if item.kind == "folder":
         result["content"] = {"returned": False, "reason": "a folder: list it with files_list"}
         return skipped.apply(result)
-    name = str(raw.get("name", ""))
-    mime = _mime_of(raw)
-    kind = document_kind(name, mime)
-    if kind is None and readable_as(name, mime) is None:
-        reason = unreadable_reason(name) or not_text_reason(name, mime)
+    kind = document_kind(item.name, item.mime_type)
+    if kind is None and readable_as(item.name, item.mime_type) is None:
+        reason = unreadable_reason(item.name) or not_text_reason(item.name, item.mime_type)
         result["content"] = {"returned": False, "reason": reason}
         return skipped.apply(result)
-    if not isinstance(raw.get("id"), str):
-        raise ToolInputError("Graph returned the item without an id")
     if kind is not None:
         if arguments.get("offset", 0) < 0:
             raise ToolInputError(
@@ -221,55 +263,38 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
                 "at offset 0",
                 hint="use `part` or skipped.text.next_offset to move through a document",
             )
+
+        def spool(limit: int, suffix: str, on_bytes: OnBytes) -> Any:
+            return call.backend.spool(
+                call.drive, item, limit=limit, suffix=suffix, on_bytes=on_bytes
+            )
+
         result["content"] = await read_document(
-            ctx,
-            _graph_spool(graph, f"{drive.path}/items/{quote_segment(raw['id'])}/content"),
-            kind=kind,
-            size=raw.get("size"),
-            arguments=arguments,
-            skipped=skipped,
+            ctx, spool, kind=kind, size=item.size, arguments=arguments, skipped=skipped
         )
         return skipped.apply(result)
     if "part" in arguments:
         raise ToolInputError("`part` is for documents (PDF, Word, Excel, PowerPoint)")
-    result["content"] = await _text_window(
-        ctx,
-        graph,
-        f"{drive.path}/items/{quote_segment(raw['id'])}/content",
-        raw,
-        arguments,
-        skipped,
-    )
+    result["content"] = await _text_window(ctx, call, item, arguments, skipped)
     return skipped.apply(result)
-
-
-def _graph_spool(graph: GraphClient, path: str) -> Spool:
-    """Spools a drive file's ``/content`` for the document extractor."""
-    from mfconnector.graph.spool import spooled_download
-
-    def spool(limit: int, suffix: str, on_bytes: OnBytes) -> Any:
-        return spooled_download(graph, path, limit=limit, suffix=suffix, on_bytes=on_bytes)
-
-    return spool
 
 
 async def _text_window(
     ctx: ToolContext,
-    graph: GraphClient,
-    content_path: str,
-    raw: dict[str, Any],
+    call: FilesCall,
+    item: DriveItem,
     arguments: dict[str, Any],
     skipped: Skipped,
 ) -> dict[str, Any]:
-    """One window of a text file, fetched alone with a Range request: ``offset`` is a byte
+    """One window of a text file, fetched alone as a byte range: ``offset`` is a byte
     offset (negative: from the end), and ``skipped.text`` says what lies before and after."""
-    size = raw.get("size") if type(raw.get("size")) is int else None
+    size = item.size
     offset = arguments.get("offset", 0)
     try:
         start = window_start(offset, size)
     except ValueError:
         raise ToolInputError(
-            "Graph did not give this file's size, so a negative `offset` cannot be placed",
+            "the provider did not give this file's size, so a negative `offset` cannot be placed",
             hint="read it with offset 0 and follow skipped.text.next_offset",
         ) from None
     if size is not None and start and start >= size:
@@ -279,21 +304,21 @@ async def _text_window(
         )
     # The bytes just before the window too: an offset inside a word moves to its start.
     lead = min(start, TOKEN_EDGE_BYTES)
-    download = await graph.download(
-        content_path, max_bytes=ctx.limits.text_window_bytes + lead, first_byte=start - lead
+    got = await call.backend.read_range(
+        call.drive, item, start - lead, ctx.limits.text_window_bytes + lead
     )
-    first = download.data[lead : lead + 1]
-    back = word_start(download.data[:lead]) if first and not first.isspace() else 0
+    first = got.data[lead : lead + 1]
+    back = word_start(got.data[:lead]) if first and not first.isspace() else 0
     window = decode_window(
-        download.data[lead - back :],
+        got.data[lead - back :],
         start=start - back,
-        at_end=download.complete,
+        at_end=got.complete,
         max_chars=ctx.limits.body_chars,
     )
     text, redactions = redact_text(window.text)
     if redactions:
         skipped.removed.append("content.text")
-    total = download.total_size if download.total_size is not None else size
+    total = got.total_size if got.total_size is not None else size
     content: dict[str, Any] = {"returned": True, "text": text, "from_byte": window.start}
     content["to_byte"] = window.end
     if total is not None:
@@ -374,3 +399,6 @@ FILES_READ = Tool(
     output_schema=OUTPUT_SCHEMA,
     handler=files_read,
 )
+
+FILES_TOOL_NAMES = frozenset({FILES_LIST.name, FILES_READ.name, FILES_SEARCH.name})
+"""Tools an account offers only when its provider has files (``Account.files``)."""

@@ -22,5 +22,3 @@ class ReadState:
         """(mailbox, folder id) -> display name."""
         self.folder_ids: BoundedCache[tuple[str, str], str] = BoundedCache(limits.cached_folders)
         """(mailbox, lower-cased folder path) -> folder id."""
-        self.drives: BoundedCache[str, str] = BoundedCache(limits.cached_zones)
-        """lower-cased ``site/library`` -> the drive's Graph path."""

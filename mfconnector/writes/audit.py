@@ -38,7 +38,7 @@ class ActingContext(Protocol):
     def writes(self) -> WriteSetup | None: ...
 
     @property
-    def token_provider(self) -> _Tokens: ...
+    def sign_in(self) -> _Tokens: ...
 
     @property
     def user_path(self) -> str: ...
@@ -101,7 +101,7 @@ async def _keep(ctx: ActingContext, entry: dict[str, Any]) -> None:
     if setup is None:
         return
     try:
-        facts = await ctx.token_provider.describe()
+        facts = await ctx.sign_in.describe()
         account = str(facts.get("account") or "unknown account")
         await setup.store.record(account, ctx.user_path, entry)
     except (StateStoreError, ToolError) as error:

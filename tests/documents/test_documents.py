@@ -37,6 +37,8 @@ from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
 from tests.tools.test_tools_loopback import FAST, tools_on
 
 ITEM = "01LOOPBACKDOCUMENT0000000000000"
+ITEM_REF = f"msb.{ITEM}"
+"""The document as files_read takes it: a reference of the one account, ``default``."""
 LINUX = sys.platform.startswith("linux")
 posix_only = pytest.mark.skipif(not LINUX, reason="reads worker processes from /proc")
 FAILURE_CODES = {"corrupt", "protected", "too_large", "memory", "cpu", "timeout", "crashed"}
@@ -231,7 +233,7 @@ async def test_each_kind_is_read_as_text(
 ) -> None:
     serve_document(graph, files, name, data)
     async with tools_on(graph, allow_partial=True) as tools:
-        result = await tools.data("files_read", {"item_id": ITEM})
+        result = await tools.data("files_read", {"item_id": ITEM_REF})
     content = result["content"]
     assert content["returned"] is True and content["format"] == kind
     for fragment in fragments:
@@ -252,7 +254,7 @@ async def test_a_credential_link_inside_a_document_is_removed(
     link = "https://contoso.sharepoint.com/_layouts/15/download.aspx?tempauth=LEAKED-TOKEN"
     serve_document(graph, files, "links.docx", docbuild.docx(None, [f"Download it here: {link}"]))
     async with tools_on(graph, allow_partial=True) as tools:
-        result = await tools.data("files_read", {"item_id": ITEM})
+        result = await tools.data("files_read", {"item_id": ITEM_REF})
     assert result["content"]["text"] == "Download it here: [pre-authenticated link removed]\n"
     assert "content.text" in result["skipped"]["removed"]["paths"]
     assert "LEAKED-TOKEN" not in json.dumps(result)
@@ -269,17 +271,17 @@ async def test_a_long_workbook_continues_by_offset_and_jumps_to_a_sheet(
     async with tools_on(graph, allow_partial=True) as tools:
         pieces, offset = [], 0
         while True:
-            result = await tools.data("files_read", {"item_id": ITEM, "offset": offset})
+            result = await tools.data("files_read", {"item_id": ITEM_REF, "offset": offset})
             pieces.append(result["content"]["text"])
             assert len(result["content"]["text"]) <= DEFAULT_LIMITS.body_chars
             record = result.get("skipped", {}).get("text", {})
             if "next_offset" not in record:
                 break
             offset = record["next_offset"]
-        by_name = await tools.data("files_read", {"item_id": ITEM, "part": "second SHEET"})
-        by_number = await tools.data("files_read", {"item_id": ITEM, "part": 2})
-        missing = await tools.error("files_read", {"item_id": ITEM, "part": "Nope"})
-        both = await tools.error("files_read", {"item_id": ITEM, "part": 2, "offset": 5})
+        by_name = await tools.data("files_read", {"item_id": ITEM_REF, "part": "second SHEET"})
+        by_number = await tools.data("files_read", {"item_id": ITEM_REF, "part": 2})
+        missing = await tools.error("files_read", {"item_id": ITEM_REF, "part": "Nope"})
+        both = await tools.error("files_read", {"item_id": ITEM_REF, "part": 2, "offset": 5})
     text = "".join(pieces)
     assert len(pieces) >= 4
     assert text.split("\n")[1:2001] == expected_rows
@@ -301,8 +303,8 @@ async def test_document_bytes_limit(
     limits = dataclasses.replace(FAST, document_bytes=len(data) + delta)
     serve_document(graph, files, "invoice.pdf", data, size=None if honest_size else 10)
     async with tools_on(graph, limits=limits) as tools:
-        result = await tools.call("files_read", {"item_id": ITEM})
-        after = await tools.call("files_read", {"item_id": ITEM})
+        result = await tools.call("files_read", {"item_id": ITEM_REF})
+        after = await tools.call("files_read", {"item_id": ITEM_REF})
     if delta >= 0:
         assert "Invoice 2026-114" in result["structuredContent"]["content"]["text"]
         return
@@ -324,7 +326,7 @@ async def test_a_ranged_answer_reports_the_true_size(
     reply = Reply(206, (("Content-Range", f"bytes 0-1000/{30_000_000}"),), head)
     serve_document(graph, files, "big.pdf", PDF, size=10, reply=reply)
     async with tools_on(graph, limits=limits) as tools:
-        error = await tools.error("files_read", {"item_id": ITEM})
+        error = await tools.error("files_read", {"item_id": ITEM_REF})
     assert error["reason"] == "too_large" and "30,000,000 bytes" in error["message"]
     assert files.requests[0].header("range") == "bytes=0-1000"
 
@@ -341,7 +343,7 @@ async def test_the_download_is_a_private_file_deleted_after_use(
 
     serve_document(graph, files, "report.docx", WORD, reply=answer)  # type: ignore[arg-type]
     async with tools_on(graph) as tools:
-        result = await tools.data("files_read", {"item_id": ITEM})
+        result = await tools.data("files_read", {"item_id": ITEM_REF})
     assert "Quarterly report" in result["content"]["text"]
     assert len(seen) == 1 and seen[0][0].startswith("mfc-doc-")
     if os.name == "posix":
@@ -423,9 +425,9 @@ async def test_hostile_documents_get_a_clear_error_and_serving_continues(
 ) -> None:
     serve_document(graph, files, name, data)
     async with tools_on(graph) as tools:
-        error = await tools.error("files_read", {"item_id": ITEM})
+        error = await tools.error("files_read", {"item_id": ITEM_REF})
         serve_document(graph, files, "report.docx", WORD)
-        after = await tools.data("files_read", {"item_id": ITEM})
+        after = await tools.data("files_read", {"item_id": ITEM_REF})
     assert (
         error["error_code"] == "document_unreadable" and error["reason"] == code and error["hint"]
     )
@@ -572,11 +574,11 @@ async def test_the_wall_clock_deadline_kills_the_worker(
     limits = dataclasses.replace(HEAVY, document_seconds=2.0)
     serve_document(graph, files, "big.xlsx", slow_document)
     async with tools_on(graph, limits=limits) as tools:
-        error = await tools.error("files_read", {"item_id": ITEM})
+        error = await tools.error("files_read", {"item_id": ITEM_REF})
         if LINUX:
             assert worker_pids() == set()
         serve_document(graph, files, "report.docx", WORD)
-        after = await tools.data("files_read", {"item_id": ITEM})
+        after = await tools.data("files_read", {"item_id": ITEM_REF})
     assert error["reason"] == "timeout" and "longer than 2 s" in error["message"]
     assert "Quarterly report" in after["content"]["text"]
 
@@ -589,7 +591,7 @@ async def test_the_cpu_limit_ends_the_worker(
     limits = dataclasses.replace(HEAVY, document_cpu_seconds=1, document_seconds=60)
     serve_document(graph, files, "big.xlsx", slow_document)
     async with tools_on(graph, limits=limits) as tools:
-        error = await slow_error(tools, {"item_id": ITEM})
+        error = await slow_error(tools, {"item_id": ITEM_REF})
     assert error["reason"] == "cpu" and "more than 1 s of CPU time" in error["message"]
 
 
@@ -604,9 +606,9 @@ async def test_the_memory_limit_ends_in_a_clear_error(
     limits = dataclasses.replace(HEAVY, document_memory_bytes=120_000_000)
     serve_document(graph, files, "huge.xlsx", data)
     async with tools_on(graph, limits=limits) as tools:
-        error = await slow_error(tools, {"item_id": ITEM})
+        error = await slow_error(tools, {"item_id": ITEM_REF})
         serve_document(graph, files, "sales.xlsx", EXCEL)
-        after = await tools.data("files_read", {"item_id": ITEM})
+        after = await tools.data("files_read", {"item_id": ITEM_REF})
     assert error["reason"] == "memory" and "120,000,000-byte limit" in error["message"]
     assert "North" in after["content"]["text"]
 
@@ -617,7 +619,7 @@ async def test_the_worker_runs_under_its_limits(
 ) -> None:
     serve_document(graph, files, "report.docx", WORD)
     async with tools_on(graph) as tools:
-        await tools.data("files_read", {"item_id": ITEM})
+        await tools.data("files_read", {"item_id": ITEM_REF})
         (pid,) = worker_pids()  # kept idle for the next document
         limits = process_limits(pid)
     address = next(line for line in limits.splitlines() if line.startswith("Max address space"))
@@ -633,7 +635,7 @@ async def test_cancelling_the_call_kills_the_worker(
 ) -> None:
     serve_document(graph, files, "big.xlsx", slow_document)
     async with tools_on(graph, limits=HEAVY) as tools:
-        call = request(41, "tools/call", {"name": "files_read", "arguments": {"item_id": ITEM}})
+        call = request(41, "tools/call", {"name": "files_read", "arguments": {"item_id": ITEM_REF}})
         await tools.session.send(call)
         busy = await wait_for_workers(bool)
         await tools.session.send(
@@ -641,7 +643,7 @@ async def test_cancelling_the_call_kills_the_worker(
         )
         await wait_for_workers(lambda pids: not (pids & busy))
         serve_document(graph, files, "report.docx", WORD)
-        after = await tools.data("files_read", {"item_id": ITEM})
+        after = await tools.data("files_read", {"item_id": ITEM_REF})
     assert "Quarterly report" in after["content"]["text"]
 
 
@@ -656,13 +658,13 @@ async def test_a_crashed_worker_is_a_clear_error(
             errors: list[dict[str, Any]] = []
 
             async def read() -> None:
-                errors.append(await slow_error(tools, {"item_id": ITEM}))
+                errors.append(await slow_error(tools, {"item_id": ITEM_REF}))
 
             nursery.start_soon(read)
             (pid,) = await wait_for_workers(bool)
             os.kill(pid, 9)
         serve_document(graph, files, "report.docx", WORD)
-        after = await tools.data("files_read", {"item_id": ITEM})
+        after = await tools.data("files_read", {"item_id": ITEM_REF})
     assert errors[0]["reason"] == "crashed" and "exit status -9" in errors[0]["message"]
     assert "Quarterly report" in after["content"]["text"]
 
@@ -689,7 +691,7 @@ async def test_a_legacy_binary_format_says_how_to_make_it_readable(
 ) -> None:
     serve_document(graph, files, "old.doc", ole_container())
     async with tools_on(graph) as tools:
-        result = await tools.data("files_read", {"item_id": ITEM})
+        result = await tools.data("files_read", {"item_id": ITEM_REF})
     assert result["content"] == {
         "returned": False,
         "reason": "Word 97-2003 (.doc) files are not read as text; "
@@ -894,7 +896,9 @@ async def test_the_part_argument_is_bounded_by_the_same_limit(
     limit = DEFAULT_LIMITS.document_part_name_chars
     serve_document(graph, files, "sales.xlsx", EXCEL)
     async with tools_on(graph) as tools:
-        error = await tools.error("files_read", {"item_id": ITEM, "part": "S" * (limit + delta)})
+        error = await tools.error(
+            "files_read", {"item_id": ITEM_REF, "part": "S" * (limit + delta)}
+        )
     if delta > 0:
         assert error["error_code"] == "invalid_arguments" and "part" in error["message"]
         assert files.requests == []
@@ -933,9 +937,9 @@ async def test_mutated_documents_through_files_read_never_stop_the_server(
     kind, data = document
     serve_document(graph, files, f"mutated.{kind}", data)
     async with tools_on(graph, allow_partial=True) as tools:
-        result = await tools.call("files_read", {"item_id": ITEM})
+        result = await tools.call("files_read", {"item_id": ITEM_REF})
         serve_document(graph, files, "invoice.pdf", PDF)
-        after = await tools.data("files_read", {"item_id": ITEM})
+        after = await tools.data("files_read", {"item_id": ITEM_REF})
     if result["isError"] and "structuredContent" not in result:
         error = json.loads(result["content"][0]["text"])["error"]
         assert error["error_code"] == "document_unreadable" and error["reason"] in FAILURE_CODES

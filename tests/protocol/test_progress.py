@@ -248,7 +248,7 @@ def read_call(request_id: Any) -> dict[str, Any]:
         "jsonrpc": "2.0",
         "id": request_id,
         "method": "tools/call",
-        "params": {"_meta": meta, "name": "files_read", "arguments": {"item_id": FILE_ID}},
+        "params": {"_meta": meta, "name": "files_read", "arguments": {"item_id": f"msb.{FILE_ID}"}},
     }
 
 

@@ -440,8 +440,7 @@ async def acting_session(
         limits=limits,
         mode="live",
         allow_partial=False,
-        token_provider=tokens,
-        graph_factory=graph,
+        sign_in=tokens,
         writes=setup if gates.any else None,
         accounts=accounts,
     )

@@ -74,12 +74,17 @@ def ref(native: str) -> str:
     return str(Reference(account_tag("graph", "default"), native))
 
 
-def graph_accounts(graph: Any, limits: Limits = DEFAULT_LIMITS, user_path: str = "/me") -> Any:
-    """The one Graph account the CLI's wiring builds, around ``graph`` (a client factory)."""
+def graph_accounts(
+    graph: Any, limits: Limits = DEFAULT_LIMITS, user_path: str = "/me", *, all_files: bool = False
+) -> Any:
+    """The one Graph account the CLI's wiring builds, around ``graph`` (a client factory);
+    ``all_files``: other drives may be read (``--all-files``)."""
     from mfconnector.graph.mail_backend import graph_account
     from mfconnector.mail.accounts import AccountSet
 
-    return AccountSet([graph_account("default", graph, limits, own_path=user_path)])
+    return AccountSet(
+        [graph_account("default", graph, limits, own_path=user_path, all_files=all_files)]
+    )
 
 
 def plain_context(limits: Limits = DEFAULT_LIMITS, *, allow_partial: bool = False) -> ToolContext:
@@ -87,8 +92,7 @@ def plain_context(limits: Limits = DEFAULT_LIMITS, *, allow_partial: bool = Fals
         limits=limits,
         mode="live",
         allow_partial=allow_partial,
-        token_provider=StaticTokenProvider(None),
-        graph_factory=_no_graph,
+        sign_in=StaticTokenProvider(None),
         accounts=graph_accounts(_no_graph, limits),
     )
 
@@ -104,19 +108,23 @@ def client_context(
 ) -> ToolContext:
     """A tool context around an existing GraphClient (fixture transport or loopback).
 
-    ``options`` are further ToolContext fields (``time_zone``, ``mailbox``, ``all_files``).
+    ``options`` are further ToolContext fields (``time_zone``, ``mailbox``), and
+    ``all_files`` for the account's files.
     """
 
     async def graph() -> Any:
         return client
 
-    options.setdefault("accounts", graph_accounts(graph, limits, options.get("user_path", "/me")))
+    all_files = bool(options.pop("all_files", False))
+    options.setdefault(
+        "accounts",
+        graph_accounts(graph, limits, options.get("user_path", "/me"), all_files=all_files),
+    )
     return ToolContext(
         limits=limits,
         mode=mode,
         allow_partial=allow_partial,
-        token_provider=tokens or StaticTokenProvider("t"),
-        graph_factory=graph,
+        sign_in=tokens or StaticTokenProvider("t"),
         **options,
     )
 

@@ -49,8 +49,7 @@ def main(root: str, state_dir: str) -> None:
         limits=DEFAULT_LIMITS,
         mode="live",
         allow_partial=False,
-        token_provider=tokens,
-        graph_factory=graph,
+        sign_in=tokens,
         writes=WriteSetup(ALL_GATES, AsyncSendStore(store)),
         accounts=accounts_for(graph, DEFAULT_LIMITS),
     )

@@ -84,7 +84,7 @@ ARGUMENT_LIMITS: list[tuple[str, str, Callable[[int], dict[str, Any]], int]] = [
     ("files_list", "path", lambda n: {"path": "d" * n}, ACTIVE.path_chars),
     ("mail_list", "folder", lambda n: {"folder": outlook_id(n)}, ACTIVE.path_chars),
     ("mail_read", "message_id", lambda n: {"message_id": outlook_id(n)}, ACTIVE.outlook_id_chars),
-    ("files_read", "item_id", lambda n: {"item_id": "0" * n}, ACTIVE.drive_id_chars),
+    ("files_read", "item_id", lambda n: {"item_id": "msb." + "0" * (n - 4)}, ACTIVE.drive_id_chars),
 ]
 
 

@@ -83,7 +83,7 @@ async def test_attachment_simple_upload_bytes_limit(graph: LoopbackServer, delta
     serve_drive_file(graph, data)
     async with acting_session(graph) as tools:
         created = await tools.ok(
-            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ref(ITEM)}]}
         )
     draft_id = native(created["draft"]["id"])
     (attached,) = created["draft"]["attached"]
@@ -91,7 +91,7 @@ async def test_attachment_simple_upload_bytes_limit(graph: LoopbackServer, delta
         "name": "Budget 2027.xlsx",
         "size": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
-        "source": {"item_id": ITEM},
+        "source": {"item_id": ref(ITEM)},
     }
     assert mailbox.drafts[draft_id].attachments == [("Budget 2027.xlsx", XLSX, data)]
     fetch = [
@@ -117,7 +117,7 @@ async def test_a_large_file_goes_up_in_chunks_without_the_token(graph: LoopbackS
     serve_drive_file(graph, data)
     async with acting_session(graph) as tools:
         created = await tools.ok(
-            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ref(ITEM)}]}
         )
         draft_id = native(created["draft"]["id"])
         review = await tools.ok("mail_review", {"action": "draft", "message_id": ref(draft_id)})
@@ -160,7 +160,7 @@ async def test_draft_attachment_total_bytes_limit(graph: LoopbackServer, delta: 
     inline = {"name": "a.txt", "content_base64": "YWJjZA=="}  # 4 bytes
     async with acting_session(graph, limits=limits) as tools:
         result = await tools.call(
-            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}, inline]}
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ref(ITEM)}, inline]}
         )
     if delta > 0:
         assert result["isError"] is True
@@ -183,7 +183,7 @@ async def test_a_file_larger_than_it_declared_is_cut_off_at_the_total(
     serve_drive_file(graph, file_bytes(6_000), declared=100)
     async with acting_session(graph, limits=limits) as tools:
         error = await tools.fail(
-            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ref(ITEM)}]}
         )
     assert error["error_code"] == "unsupported"
     assert "larger than the 5,000-byte limit" in error["message"]
@@ -246,7 +246,7 @@ async def test_an_attached_email_or_a_folder_is_refused_before_any_write(
             },
         )
         folder = await tools.fail(
-            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ref(ITEM)}]}
         )
     assert "is a itemAttachment, not a file" in item["message"]
     assert "is a folder, not a file" in folder["message"]
@@ -256,10 +256,10 @@ async def test_an_attached_email_or_a_folder_is_refused_before_any_write(
 @pytest.mark.parametrize(
     ("entry", "says"),
     [
-        ({"item_id": ITEM, "message_id": ref(SOURCE)}, "has keys"),
+        ({"item_id": ref(ITEM), "message_id": ref(SOURCE)}, "has keys"),
         ({"message_id": ref(SOURCE)}, "one of these sets of keys"),
         ({"drive_id": "b!x"}, "one of these sets of keys"),
-        ({"item_id": ITEM, "colour": "red"}, "has keys"),
+        ({"item_id": ref(ITEM), "colour": "red"}, "has keys"),
         ({"item_id": ""}, "non-empty string"),
         ({"item_id": "01AB?select=*"}, "is not an id"),
         ({"item_id": 7}, "non-empty string"),
@@ -295,7 +295,7 @@ async def test_prepare_forward_attaches_a_drive_file_and_previews_its_digest(
                 "action": "forward",
                 "message_id": ref(SOURCE),
                 "to": ["megan@contoso.com"],
-                "attachments": [{"item_id": ITEM}],
+                "attachments": [{"item_id": ref(ITEM)}],
             },
         )
         inline = await tools.fail(
@@ -343,7 +343,7 @@ async def test_a_file_changed_between_prepare_and_confirm_is_a_conflict(
     async with acting_session(graph) as tools:
         prepared = await tools.ok(
             "mail_prepare",
-            {"action": "new", "to": ["lynne@contoso.com"], "attachments": [{"item_id": ITEM}]},
+            {"action": "new", "to": ["lynne@contoso.com"], "attachments": [{"item_id": ref(ITEM)}]},
         )
         before = len(graph.requests)
         confirm = {"prepared_id": prepared["prepared_id"], "confirmed_digest": prepared["digest"]}
@@ -372,7 +372,7 @@ async def test_upload_chunk_bytes_limit(graph: LoopbackServer, delta: int) -> No
     serve_drive_file(graph, data)
     async with acting_session(graph) as tools:
         created = await tools.ok(
-            "mail_create", {"action": "draft", "attachments": [{"item_id": ITEM}]}
+            "mail_create", {"action": "draft", "attachments": [{"item_id": ref(ITEM)}]}
         )
     assert mailbox.drafts[native(created["draft"]["id"])].attachments == [
         ("Budget 2027.xlsx", XLSX, data)
@@ -398,7 +398,7 @@ async def test_revise_draft_replaces_the_attachments_with_a_drive_file(
                 "action": "revise_draft",
                 "message_id": ref(draft.id),
                 "source_digest": read["source_digest"],
-                "attachments": [{"item_id": ITEM}],
+                "attachments": [{"item_id": ref(ITEM)}],
             },
         )
     new = mailbox.drafts[native(revised["revision"]["id"])]

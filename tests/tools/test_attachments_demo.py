@@ -45,7 +45,7 @@ async def test_a_workbook_from_the_drive_is_attached_previewed_and_sent() -> Non
         )
         (shown,) = prepared["message"]["attachments"]
         assert (shown["name"], shown["size"]) == (WORKBOOK, item["size"])
-        assert shown["content_type"] == item["file"]["mimeType"]
+        assert shown["content_type"] == item["mime_type"]
         review = await tools.ok(
             "mail_review", {"action": "draft", "message_id": prepared["message"]["id"]}
         )

@@ -43,7 +43,7 @@ from mfconnector.graph.client import GraphClient
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.tools.base import ToolContext
-from tests.support.harness import MODERN, graph_accounts, open_session, ref, request
+from tests.support.harness import MODERN, graph_accounts, open_session, ref, request, rows
 from tests.tools.test_tools_canned import DemoClient, RecordingTransport, Tap, assert_no_secrets
 
 ERAS = ["2026-07-28", "2025-11-25", "2025-06-18"]
@@ -79,7 +79,7 @@ class Demo:
         items: list[dict[str, Any]] = []
         data = await self.data(name, arguments)
         while True:
-            items.extend(data[key])
+            items.extend(rows(data, key))
             cursor = (data.get("skipped") or {}).get("items", {}).get("cursor")
             if not cursor:
                 return items
@@ -104,11 +104,10 @@ def demo_context(
         limits=limits,
         mode="demo",
         allow_partial=allow_partial,
-        token_provider=tokens,
-        graph_factory=graph,
+        sign_in=tokens,
         user_path="/me",
         source=DEMO_SOURCE,
-        accounts=graph_accounts(graph, limits),
+        accounts=graph_accounts(graph, limits, all_files=True),
     )
     return ctx, client, transport, emulator
 
@@ -163,7 +162,7 @@ async def test_cli_demo_context_serves_the_emulator() -> None:
     ctx, lazy = build_context(build_parser().parse_args(["--demo"]), FAST)
     try:
         assert (ctx.mode, ctx.source, ctx.user_path) == ("demo", DEMO_SOURCE, "/me")
-        assert (await ctx.token_provider.describe())["account"] == DEMO_ACCOUNT
+        assert (await ctx.sign_in.describe())["account"] == DEMO_ACCOUNT
         async with open_session(context=ctx, limits=FAST) as session:
             reply = await session.call(
                 request(1, "tools/call", {"name": "account_status", "arguments": {}})
@@ -171,8 +170,11 @@ async def test_cli_demo_context_serves_the_emulator() -> None:
             data = reply["result"]["structuredContent"]
             assert data["mode"] == "demo" and data["signed_in"] is True
             assert data["profile"]["address"] == ME
+            # The demo reads every drive, as its account's files say
+            assert data["capabilities"]["other_drives"] is True
+            assert [a["files"] for a in data["accounts"]] == [True]
             # State lives as long as the process: the same client, the same emulator.
-            assert await ctx.graph() is await ctx.graph()
+            assert await lazy() is await lazy()
     finally:
         await lazy.aclose()
 
@@ -405,7 +407,7 @@ async def test_files_list_root_over_two_pages_and_by_path(era: str) -> None:
         assert len(first["items"]) == 50 and first["skipped"]["items"]["more_pages"] is True
         everything = await d.every("files_list", "items", {})
         drive = d.emulator.drive_of(d.emulator.me())
-        assert [i["id"] for i in everything] == [i.id for i in drive.children(drive.root_id)]
+        assert [i["id"] for i in everything] == [ref(i.id) for i in drive.children(drive.root_id)]
         reports = next(
             i
             for i in await d.every("files_list", "items", {"path": "Documents"})
@@ -424,7 +426,7 @@ async def test_files_search_finds_a_file_by_a_word_of_its_text() -> None:
         for word in words[::5]:
             found = await d.every("files_search", "items", {"query": word})
             expected = {
-                i.id
+                ref(i.id)
                 for i in drive.items.values()
                 if i.parent_id and has_word(i.name + " " + i.text, word)
             }

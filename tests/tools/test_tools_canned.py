@@ -460,15 +460,13 @@ def demo_context(
         return client
 
     ctx = ToolContext(
-        accounts=graph_accounts(graph, limits),
+        accounts=graph_accounts(graph, limits, all_files=True),
         limits=limits,
         mode="fixtures",
         allow_partial=allow_partial,
-        token_provider=tokens,
-        graph_factory=graph,
+        sign_in=tokens,
         user_path="/me",
         source=str(CANNED),
-        all_files=True,
         # The canned recording has no mailboxSettings: name the zone, so that request
         # counts here stay those of the tool itself (mailboxSettings: test_reads_loopback.py).
         time_zone="UTC",
@@ -525,8 +523,8 @@ async def test_cli_demo_context_is_what_these_tests_use() -> None:
                 ours.source,
                 ours.limits,
             )
-            assert await ctx.token_provider.describe() == await ours.token_provider.describe()
-            real = await ctx.graph()
+            assert await ctx.sign_in.describe() == await ours.sign_in.describe()
+            real = await lazy()
             assert real.root == graph.root
             async with open_session(context=ctx, limits=FAST) as session:
                 reply = await session.call(
@@ -830,14 +828,14 @@ async def test_mail_search_in_a_folder() -> None:
 async def test_files_search(era: str, word: str) -> None:
     expected = ids_of(f"/me/drive/root/search(q='{word}')")
     async with demo_client(era) as client:
-        data = await client.structured("files_search", {"query": word})
-    assert [i["id"] for i in rows(data, "items")] == expected
-    # the demo sends download and thumbnail URLs with search hits: removed and reported
-    assert data["incomplete"] is True
-    assert all(
-        ".@microsoft.graph.downloadUrl" in p or p.endswith(".thumbnails")
-        for p in data["skipped"]["removed"]["paths"]
-    )
+        result = await client.call("files_search", {"query": word})
+    data = result["structuredContent"]
+    assert [i["id"] for i in rows(data, "items")] == [ref(native) for native in expected]
+    # the demo sends download and thumbnail URLs with search hits: the backend never picks
+    # them, so they are not in the result (nor reported as cut) and the result is complete
+    assert "incomplete" not in data and "removed" not in data.get("skipped", {})
+    assert result["isError"] is False
+    assert "downloadurl" not in result["content"][0]["text"].lower()
 
 
 # --- mail_read: bodies at the 10,000-character cap -----------------------------------------------
@@ -1088,15 +1086,12 @@ async def test_files_list_root_two_pages(era: str) -> None:
     assert "items" not in second.get("skipped", {})
     assert second["folder"] == first["folder"] == "/", "the cursor alone keeps the folder"
     ids = [i["id"] for i in rows(first, "items") + rows(second, "items")]
-    assert ids == expected and len(set(ids)) == len(ids)
-    # every file's download and thumbnail URLs were removed, and said so: all counted, the
-    # first DEFAULT_LIMITS.skipped_paths_listed named
+    assert ids == [ref(native) for native in expected] and len(set(ids)) == len(ids)
+    # the demo sends every file's download and thumbnail URLs: never picked, never shown
     for data in (first, second):
-        removed = data["skipped"]["removed"]
-        files = [i for i, item in enumerate(rows(data, "items")) if item["type"] != "folder"]
-        assert removed["count"] >= len(files)
-        assert len(removed["paths"]) == min(removed["count"], DEFAULT_LIMITS.skipped_paths_listed)
-        assert f"items[{files[0]}].@microsoft.graph.downloadUrl" in removed["paths"]
+        assert "removed" not in data.get("skipped", {})
+        assert "downloadurl" not in json.dumps(data).lower()
+        assert any(item["type"] != "folder" for item in rows(data, "items"))
 
 
 async def test_files_list_by_path_and_by_id_agree(era: str) -> None:
@@ -1107,25 +1102,35 @@ async def test_files_list_by_path_and_by_id_agree(era: str) -> None:
             "files_list", {"path": "Documents/Reports", "detail": "full"}
         )
         by_id, sent_id = await client.requests_during(
-            "files_list", {"item_id": reports["id"], "detail": "full"}
+            "files_list", {"item_id": ref(reports["id"]), "detail": "full"}
         )
-    assert [i["id"] for i in by_path["structuredContent"]["items"]] == expected
+    assert [i["id"] for i in by_path["structuredContent"]["items"]] == [ref(n) for n in expected]
     assert by_id["structuredContent"]["items"] == by_path["structuredContent"]["items"]
     assert "/root:/Documents/Reports:/children" in sent_path[0]
     assert f"/items/{reports['id']}/children" in sent_id[0]
     for item in by_path["structuredContent"]["items"]:
-        assert set(item) <= {
-            "id",
-            "name",
-            "size",
-            "file",
-            "folder",
-            "parentReference",
-            "createdDateTime",
-            "lastModifiedDateTime",
-            "lastModifiedBy",
-            "webUrl",
-        }
+        assert (
+            {"id", "name", "kind", "path", "parent", "modified"}
+            <= set(item)
+            <= {
+                "id",
+                "name",
+                "kind",
+                "path",
+                "parent",
+                "parent_id",
+                "size",
+                "mime_type",
+                "children",
+                "created",
+                "modified",
+                "modified_by",
+                "web_link",
+            }
+        )
+        assert item["parent"] == "/Documents/Reports"
+        assert item["path"] == f"/Documents/Reports/{item['name']}"
+        assert item["parent_id"] == ref(reports["id"])
 
 
 @pytest.mark.parametrize("path", ["../Documents", "Documents//Reports", "a:b", "/"])
@@ -1147,7 +1152,7 @@ async def test_files_read_text_and_offset_continuation(era: str) -> None:
     item = text_file()
     full = download_bytes(item["id"]).decode("utf-8")
     async with demo_client(era) as client:
-        first, sent = await client.requests_during("files_read", {"item_id": item["id"]})
+        first, sent = await client.requests_during("files_read", {"item_id": ref(item["id"])})
         data = first["structuredContent"]
         assert data["content"]["returned"] is True
         shown = data["content"]["text"]
@@ -1162,7 +1167,7 @@ async def test_files_read_text_and_offset_continuation(era: str) -> None:
             "note": "offsets are bytes; a negative offset reads from the end",
         }
         assert (data["content"]["from_byte"], data["content"]["to_byte"]) == (0, cut)
-        rest = await client.structured("files_read", {"item_id": item["id"], "offset": cut})
+        rest = await client.structured("files_read", {"item_id": ref(item["id"]), "offset": cut})
     assert rest["content"]["text"] == full[len(shown) :]
     assert rest["skipped"]["text"]["bytes_before"] == cut
     assert "next_offset" not in rest["skipped"]["text"]
@@ -1180,7 +1185,8 @@ async def test_files_read_by_path(era: str) -> None:
             "files_read", {"path": "/Documents/Notes de réunion – Tōkyō.txt"}
         )
     data = result["structuredContent"]
-    assert data["item"]["id"] == item["id"]
+    assert data["item"]["id"] == ref(item["id"])
+    assert data["item"]["path"] == "/Documents/Notes de réunion – Tōkyō.txt"
     shown = data["content"]["text"]
     assert full.startswith(shown) and BODY - 60 < len(shown) <= BODY
     assert "/root:/Documents/Notes%20de%20r%C3%A9union%20%E2%80%93%20T%C5%8Dky%C5%8D.txt" in sent[0]
@@ -1199,8 +1205,8 @@ async def read_server_log(era: str) -> tuple[dict[str, Any], dict[str, Any], dic
     """files_read of the demo's 2,600,000-byte log: the first window and the last one."""
     log = drive_item_by_path("server.log")
     async with demo_client(era) as client:
-        first = await client.call("files_read", {"item_id": log["id"]})
-        tail = await client.structured("files_read", {"item_id": log["id"], "offset": -BODY})
+        first = await client.call("files_read", {"item_id": ref(log["id"])})
+        tail = await client.structured("files_read", {"item_id": ref(log["id"]), "offset": -BODY})
     return log, first, tail
 
 
@@ -1236,18 +1242,19 @@ async def test_partial_download_leaves_no_half_read_generators() -> None:
 async def test_files_read_of_a_binary_file_is_metadata_only(era: str) -> None:
     png = drive_item_by_path("Documents/Reports/2026/Report chart.png")
     async with demo_client(era) as client:
-        result, sent = await client.requests_during("files_read", {"item_id": png["id"]})
+        result, sent = await client.requests_during("files_read", {"item_id": ref(png["id"])})
     data = result["structuredContent"]
-    assert data["item"]["name"] == png["name"]
-    assert data["content"]["returned"] is False and data["content"]["reason"]
+    assert data["item"]["name"] == png["name"] and data["item"]["mime_type"] == "image/png"
+    assert data["content"]["returned"] is False and "web_link" in data["content"]["reason"]
     assert len(sent) == 1, "a binary file is never downloaded"
-    assert "item.@microsoft.graph.downloadUrl" in data["skipped"]["removed"]["paths"]
+    # the demo sends the item's download URL: never picked, so never shown nor reported
+    assert "skipped" not in data and "downloadurl" not in json.dumps(data).lower()
 
 
 async def test_files_read_of_a_canned_pdf_returns_its_text(era: str) -> None:
     pdf = drive_item_by_path("Documents/Contract – Fabrikam MSA.pdf")
     async with demo_client(era) as client:
-        data = await client.structured("files_read", {"item_id": pdf["id"]})
+        data = await client.structured("files_read", {"item_id": ref(pdf["id"])})
     assert data["content"]["format"] == "pdf"
     assert data["content"]["text"] == "## Page 1\nContract ? Fabrikam MSA\n"
     assert data["content"]["parts"] == [{"name": "Page 1", "offset": 0}]
@@ -1256,7 +1263,7 @@ async def test_files_read_of_a_canned_pdf_returns_its_text(era: str) -> None:
 async def test_files_read_of_a_folder_points_to_files_list() -> None:
     reports = drive_item_by_path("Documents/Reports")
     async with demo_client() as client:
-        data = await client.structured("files_read", {"item_id": reports["id"]})
+        data = await client.structured("files_read", {"item_id": ref(reports["id"])})
     assert data["content"]["returned"] is False and "files_list" in data["content"]["reason"]
 
 
@@ -1269,7 +1276,7 @@ async def test_malformed_and_missing_ids_are_errors_with_provider_codes(era: str
     async with demo_client(era) as client:
         bad = await client.error("mail_read", {"message_id": ref(malformed)})
         gone = await client.error("mail_read", {"message_id": ref(missing)})
-        unknown = await client.error("files_read", {"item_id": "01BYE5RZNOSUCHITEM"})
+        unknown = await client.error("files_read", {"item_id": ref("01BYE5RZNOSUCHITEM")})
     assert (bad["error_code"], bad["status"], bad["provider_code"]) == (
         "provider_error",
         400,
@@ -1300,7 +1307,7 @@ async def test_throttled_id_fails_fast_with_retry_after(era: str) -> None:
 async def test_expired_token_answer_is_an_auth_hint(era: str) -> None:
     expired = error_path(401, "/me/drive/items/")
     async with demo_client(era) as client:
-        error = await client.error("files_read", {"item_id": expired})
+        error = await client.error("files_read", {"item_id": ref(expired)})
     assert (error["status"], error["provider_code"]) == (401, "InvalidAuthenticationToken")
     assert "mfconnector login" in error["hint"]
 
@@ -1451,7 +1458,7 @@ async def test_allow_partial_changes_only_is_error(
     if arguments.get("message_id") == "LONGEST_HTML":
         arguments = {"message_id": ref(longest_html_message())}
     if arguments.get("item_id") == "TEXT_FILE":
-        arguments = {"item_id": text_file()["id"]}
+        arguments = {"item_id": ref(text_file()["id"])}
     async with demo_client(era) as strict:
         blocked = await strict.call(tool, arguments)
     async with demo_client(era, allow_partial=True) as lenient:

@@ -34,6 +34,10 @@ from tests.support.harness import MODERN, client_context, open_session, ref, req
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
 from tests.support.mcp_schemas import assert_valid
 
+FILE_REF = "msb.01LOOPBACKFILE"
+"""The loopback drive file as the server hands it out: a reference of account ``default``."""
+
+
 FAST = dataclasses.replace(
     DEFAULT_LIMITS,
     graph_request_seconds=10.0,
@@ -144,11 +148,6 @@ def messages(count: int) -> list[dict[str, Any]]:
     ]
 
 
-def listed(tool: str, native: str) -> str:
-    """An item's id as ``tool`` hands it out: mail ids are references, drive ids as Graph's."""
-    return ref(native) if tool.startswith("mail") else native
-
-
 def drive_items(count: int) -> list[dict[str, Any]]:
     return [
         {"id": f"01LOOPBACK{index:04d}", "name": f"file {index}.txt", "size": index, "file": {}}
@@ -204,7 +203,7 @@ async def test_lists_at_or_under_the_cap_are_complete_in_one_request(
     graph_collection(graph, path, items)
     async with tools_on(graph) as tools:
         data = await tools.data(tool, arguments)
-    assert [item["id"] for item in rows(data, key)] == [listed(tool, i["id"]) for i in items]
+    assert [item["id"] for item in rows(data, key)] == [ref(item["id"]) for item in items]
     assert "incomplete" not in data
     assert len(graph.requests) == 1
     assert query_of(graph.requests[0])["$top"] == str(CAP)
@@ -233,9 +232,7 @@ async def test_51_items_fetch_one_page_and_the_cursor_fetches_the_next_link(
     assert len(graph.requests) == 2
     assert query_of(graph.requests[1])["$skip"] == str(CAP)
     assert graph.requests[1].path == path
-    assert [i["id"] for i in rows(data, key) + rows(rest, key)] == [
-        listed(tool, i["id"]) for i in items
-    ]
+    assert [i["id"] for i in rows(data, key) + rows(rest, key)] == [ref(i["id"]) for i in items]
     assert "incomplete" not in rest
 
 
@@ -514,7 +511,7 @@ async def test_every_documented_next_link_comes_back_and_every_change_is_refused
         data = await tools.data(tool, arguments)
         cursor = data["skipped"]["items"]["cursor"]
         rest = await tools.data(tool, {**arguments, "cursor": cursor})
-        assert rows(rest, key)[0]["id"] == listed(tool, second["id"])
+        assert rows(rest, key)[0]["id"] == ref(second["id"])
         assert "incomplete" not in rest
         sent = graph.requests[-1]
         assert sent.path == next_path
@@ -599,15 +596,16 @@ async def test_files_read_follows_the_redirect_without_the_token(
         Reply(200, (("Content-Type", "text/plain; charset=utf-8"),), data_bytes),
     )
     async with tools_on(graph) as tools:
-        first = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+        first = await tools.call("files_read", {"item_id": FILE_REF})
         data = first["structuredContent"]
         rest = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": data["skipped"]["text"]["next_offset"]},
+            {"item_id": FILE_REF, "offset": data["skipped"]["text"]["next_offset"]},
         )
     assert data["content"]["text"] + rest["content"]["text"] == text
     assert data["content"]["total_bytes"] == len(data_bytes)
-    assert "item.@microsoft.graph.downloadUrl" in data["skipped"]["removed"]["paths"]
+    # Graph sends the item's download URL unasked: the backend never picks it
+    assert "removed" not in data["skipped"] and "tempauth" not in json.dumps(data).lower()
     window = DEFAULT_LIMITS.text_window_bytes
     cut = data["skipped"]["text"]["next_offset"]
     assert [d.header("range") for d in files.requests] == [
@@ -641,7 +639,7 @@ async def test_files_read_download_host_failure_hides_the_url(
     )
     files.route("GET", "/dl", Reply(403, body=f"expired {location}".encode()))
     async with tools_on(graph) as tools:
-        result = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+        result = await tools.call("files_read", {"item_id": FILE_REF})
     text = result["content"][0]["text"]
     error = json.loads(text)["error"]
     assert error["status"] == 403 and error["retry_safe"] is True and error["hint"]
@@ -1094,7 +1092,7 @@ SELECT_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("mail_read", {"message_id": ref("AAMkAGI2-select-0000=")}),
     ("files_list", {}),
     ("files_search", {"query": "budget"}),
-    ("files_read", {"item_id": full_drive_item(0)["id"]}),
+    ("files_read", {"item_id": ref(full_drive_item(0)["id"])}),
     ("account_status", {}),
 ]
 
@@ -1131,10 +1129,12 @@ async def test_every_request_carries_select_and_a_complete_result_is_complete(
         assert "$expand" not in query, recorded.target
 
 
-async def test_a_url_graph_sends_anyway_is_still_removed_and_reported(
+async def test_a_url_graph_sends_anyway_is_never_picked(
     graph: LoopbackServer,
 ) -> None:
-    """The same items from a Graph that ignores $select: stripped, reported, incomplete."""
+    """The same items from a Graph that ignores $select: the backend picks the neutral
+    fields only, so the download and thumbnail URLs are never part of the result (0.2
+    stripped them from the raw item and reported the result incomplete)."""
     graph.route(
         "GET",
         "/v1.0/me/drive/root/children",
@@ -1143,13 +1143,10 @@ async def test_a_url_graph_sends_anyway_is_still_removed_and_reported(
     async with tools_on(graph) as tools:
         result = await tools.call("files_list", {})
     data = result["structuredContent"]
-    assert result["isError"] is True and data["incomplete"] is True
-    assert set(data["skipped"]) == {"removed"}
-    assert data["skipped"]["removed"]["paths"] == [
-        "items[0].@microsoft.graph.downloadUrl",
-        "items[0].thumbnails",
-    ]
+    assert result["isError"] is False and "incomplete" not in data and "skipped" not in data
+    assert rows(data, "items")[0]["id"] == ref(full_drive_item(0)["id"])
     assert "SELECT-SECRET" not in json.dumps(result)
+    assert "thumbnail" not in json.dumps(result).lower()
 
 
 # --- files_read: byte windows with Range requests (issue 22 §4) ----------------------------------
@@ -1204,11 +1201,11 @@ async def test_files_read_reaches_the_end_of_a_2_6_mb_log_one_window_a_call(
     data = big_log(2_600_000)
     route_log(graph, files, data, ranged(data))
     async with tools_on(graph) as tools:
-        tail = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": -1_000})
-        middle = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": 2_300_038})
+        tail = await tools.data("files_read", {"item_id": FILE_REF, "offset": -1_000})
+        middle = await tools.data("files_read", {"item_id": FILE_REF, "offset": 2_300_038})
         after = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": middle["skipped"]["text"]["next_offset"]},
+            {"item_id": FILE_REF, "offset": middle["skipped"]["text"]["next_offset"]},
         )
     window = DEFAULT_LIMITS.text_window_bytes
     edge = TOKEN_EDGE_BYTES
@@ -1241,8 +1238,8 @@ async def test_files_read_from_a_host_that_ignores_range_is_still_one_bounded_wi
     data = big_log(300_000)
     route_log(graph, files, data, Reply(200, (("Content-Type", "text/plain"),), data))
     async with tools_on(graph) as tools:
-        tail = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": -500})
-        head = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
+        tail = await tools.call("files_read", {"item_id": FILE_REF, "offset": -500})
+        head = await tools.data("files_read", {"item_id": FILE_REF})
     content = tail["structuredContent"]["content"]
     assert content["text"] == data[-500:].decode("utf-8")
     assert content["from_byte"] == len(data) - 500 and content["total_bytes"] == len(data)
@@ -1258,8 +1255,8 @@ async def test_files_read_offset_at_or_past_the_end_is_a_clear_error(
     data = b"x" * 300
     route_log(graph, files, data, ranged(data))
     async with tools_on(graph) as tools:
-        refused = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": offset})
-        last = await tools.data("files_read", {"item_id": "01LOOPBACKFILE", "offset": 299})
+        refused = await tools.call("files_read", {"item_id": FILE_REF, "offset": offset})
+        last = await tools.data("files_read", {"item_id": FILE_REF, "offset": 299})
     error = json.loads(refused["content"][0]["text"])["error"]
     assert refused["isError"] is True and "past the end of the file (300 bytes)" in error["message"]
     assert (
@@ -1275,7 +1272,7 @@ async def test_a_negative_offset_on_a_document_is_refused_in_our_words(
     item = {"id": "01LOOPBACKFILE", "name": "plan.docx", "size": 900, "file": {"mimeType": "x"}}
     graph.route("GET", "/v1.0/me/drive/items/01LOOPBACKFILE", Reply.json(item))
     async with tools_on(graph) as tools:
-        refused = await tools.call("files_read", {"item_id": "01LOOPBACKFILE", "offset": -10})
+        refused = await tools.call("files_read", {"item_id": FILE_REF, "offset": -10})
     error = json.loads(refused["content"][0]["text"])["error"]
     assert "negative `offset` reads a text file from its end" in error["message"]
     assert [r.path for r in graph.requests] == ["/v1.0/me/drive/items/01LOOPBACKFILE"]
@@ -1296,14 +1293,12 @@ async def test_a_secret_link_is_never_split_between_two_windows(
     limits = dataclasses.replace(FAST, text_window_bytes=WINDOW)
     route_log(graph, files, data, ranged(data))
     async with tools_on(graph, limits=limits) as tools:
-        first = await tools.data("files_read", {"item_id": "01LOOPBACKFILE"})
+        first = await tools.data("files_read", {"item_id": FILE_REF})
         follow = await tools.data(
             "files_read",
-            {"item_id": "01LOOPBACKFILE", "offset": first["skipped"]["text"]["next_offset"]},
+            {"item_id": FILE_REF, "offset": first["skipped"]["text"]["next_offset"]},
         )
-        inside = await tools.data(
-            "files_read", {"item_id": "01LOOPBACKFILE", "offset": len(prefix) + cut}
-        )
+        inside = await tools.data("files_read", {"item_id": FILE_REF, "offset": len(prefix) + cut})
     shown = first["content"]["text"] + follow["content"]["text"] + inside["content"]["text"]
     for secret in ("tempauth", "eyJ0eXAiOiJKV1QiLCJh", "JKV1Qi", "download.aspx?"):
         assert secret not in shown
@@ -1320,7 +1315,7 @@ async def test_one_window_is_text_window_bytes_at_most(
     limits = dataclasses.replace(FAST, text_window_bytes=WINDOW)
     route_log(graph, files, data, Reply(200, (("Content-Type", "text/plain"),), data))
     async with tools_on(graph, limits=limits) as tools:
-        first = await tools.call("files_read", {"item_id": "01LOOPBACKFILE"})
+        first = await tools.call("files_read", {"item_id": FILE_REF})
     data_out = first["structuredContent"]
     assert data_out["content"]["text"] == data[:WINDOW].decode("ascii")
     assert data_out["content"]["to_byte"] == min(size, WINDOW)
@@ -1328,4 +1323,4 @@ async def test_one_window_is_text_window_bytes_at_most(
         assert data_out["skipped"]["text"]["next_offset"] == WINDOW
         assert data_out["skipped"]["text"]["bytes_after"] == 1
     else:
-        assert "text" not in data_out["skipped"], "the whole file was read"
+        assert "text" not in data_out.get("skipped", {}), "the whole file was read"
