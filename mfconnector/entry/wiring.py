@@ -149,6 +149,7 @@ def build_context(
     if wants_gmail(args):
         return _gmail_context(args, limits, gates, state=state, namespace=namespace)
     source: str | None
+    imap: Account | None = None  # set only when --imap names the account (below)
     if args.demo:
         from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from email import policy
 from email.message import EmailMessage
@@ -32,6 +33,7 @@ __all__ = [
     "build_mime",
     "digest_of",
     "frozen_record",
+    "reply_recipients",
     "reply_subject",
     "revised_mime",
 ]
@@ -68,6 +70,27 @@ def reply_subject(kind: ReplyKind, subject: str | None) -> str:
     if original.lower().startswith(prefix.lower().strip()):
         return original
     return prefix + original
+
+
+def reply_recipients(
+    content: DraftContent, kind: ReplyKind, headers: Mapping[str, str], me: str
+) -> DraftContent:
+    """A reply's recipients when the caller named none, as Gmail's own Reply and Reply all
+    choose them: Reply-To (else From); reply-all adds the original's To and Cc, less the
+    signed-in address and anyone already named."""
+    if kind == "forward" or content.to:
+        return content
+    answer = [Person(p["name"], p["address"]) for p in _people(headers.get("reply-to"))]
+    to = answer or [Person(p["name"], p["address"]) for p in _people(headers.get("from"))]
+    cc = list(content.cc)
+    if kind == "reply_all":
+        seen = {p.address.lower() for p in [*to, *cc]} | {me.lower()}
+        for p in _people(headers.get("to")) + _people(headers.get("cc")):
+            if p["address"].lower() not in seen:
+                seen.add(p["address"].lower())
+                cc.append(Person(p["name"], p["address"]))
+    to = [p for p in to if p.address.lower() != me.lower()] or to
+    return replace(content, to=tuple(to), cc=tuple(cc))
 
 
 def build_mime(

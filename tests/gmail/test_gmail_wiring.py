@@ -38,7 +38,8 @@ async def test_demo_gmail_serves_the_gmail_emulator_through_the_backend() -> Non
 
 def test_plain_demo_stays_microsoft_365() -> None:
     context, _ = _context(build_parser().parse_args(["--demo"]), DEFAULT_LIMITS)
-    assert context.mode == "demo" and context.accounts is None
+    assert context.mode == "demo" and context.accounts is not None
+    assert [account.provider for account in context.accounts] == ["graph"]
 
 
 def test_the_delete_gate_asks_for_the_full_mail_scope(monkeypatch: pytest.MonkeyPatch) -> None:

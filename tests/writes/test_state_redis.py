@@ -259,6 +259,7 @@ async def test_two_stdio_demo_processes_share_one_redis(redis: RedisServer) -> N
     import subprocess
 
     import trio
+
     from tests.process.test_send_processes import Process
 
     redis.command("FLUSHALL")
