@@ -369,20 +369,22 @@ class GmailActs:
         raw = b64url_bytes(raw_text) if isinstance(raw_text, str) else None
         if raw is None:
             raise ActionFailure("Gmail's draft came without its raw message")
-        record = frozen_record(raw, self.box.limits)
-        recipients = [p["address"] for key in ("to", "cc", "bcc") for p in record[key]]
+        ref = Reference(self.box.tag, draft_id)
+        record = frozen_record(raw, self.box.limits, str(ref))
+        recipients = record["envelope"]["to"]
         if not recipients:
             raise ToolInputError("the draft has no recipients")
         thread_id = inner.get("threadId") if isinstance(inner, dict) else None
         return FrozenOutgoing(
             record=record,
             digest=digest_of(record),
-            draft=Reference(self.box.tag, draft_id),
+            draft=ref,
             mime=raw,
-            envelope_from=(record["from"][0]["address"] if record["from"] else None),
+            envelope_from=record["envelope"]["from"] or None,
             envelope_to=tuple(recipients),
-            message_id=record["message_id"],
+            message_id=record["internet_message_id"] or None,
             native={"thread_id": thread_id if isinstance(thread_id, str) else None},
+            folder_role="drafts",  # a Gmail draft is in Drafts for as long as it is a draft
         )
 
     async def send(self, frozen: FrozenOutgoing) -> SendResult:

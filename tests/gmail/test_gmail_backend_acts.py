@@ -161,7 +161,7 @@ async def test_the_digest_changes_when_the_draft_changes_in_gmail() -> None:
             )
             assert reply.status_code == 200
         after = await backend.freeze(draft.ref)
-    assert before.digest != after.digest and after.record["text"].strip() == "two"
+    assert before.digest != after.digest and after.record["body"]["content"].strip() == "two"
 
 
 async def test_a_reply_joins_the_thread_with_its_references() -> None:
@@ -285,8 +285,8 @@ async def test_a_revised_draft_is_a_new_draft_that_keeps_the_thread_and_the_rest
         assert not revised.attached  # the attachments stayed; nothing was attached anew
         before = await backend.freeze(first.ref)
         after = await backend.freeze(revised.ref)
-    assert after.record["text"].strip() == "Better words."
-    assert before.record["text"].strip().startswith("First words.")
+    assert after.record["body"]["content"].strip() == "Better words."
+    assert before.record["body"]["content"].strip().startswith("First words.")
     for key in ("to", "subject", "in_reply_to", "attachments"):
         assert after.record[key] == before.record[key], key
     assert after.native["thread_id"] == before.native["thread_id"] is not None
@@ -332,8 +332,8 @@ async def test_another_messages_attachment_is_attached_by_reference_byte_for_byt
     assert [(a.name, a.size, a.sha256) for a in made.attached] == [
         ("figures.csv", len(data), digest)
     ]
-    assert frozen.record["attachments"] == [
-        {"name": "figures.csv", "size": len(data), "sha256": digest}
+    assert [(a["name"], a["size"], a["sha256"]) for a in frozen.record["attachments"]] == [
+        ("figures.csv", len(data), digest)
     ]
 
 
@@ -377,7 +377,8 @@ async def test_revising_the_attachments_replaces_them_and_keeps_the_source_draft
     assert [a["name"] for a in before.record["attachments"]] == ["old.txt"]
     assert [a["name"] for a in after.record["attachments"]] == ["new.txt"]
     assert [(a.name, a.size) for a in revised.attached] == [("new.txt", 11)]
-    assert after.record["text"].strip() == "see attached" and after.record["subject"] == "files"
+    assert after.record["body"]["content"].strip() == "see attached"
+    assert after.record["subject"] == "files"
 
 
 async def test_a_send_that_cannot_connect_is_not_sent_and_a_5xx_is_unknown() -> None:
