@@ -48,11 +48,14 @@ def gmail_parameters(home: Path, switches: list[str]) -> StdioServerParameters:
 
 
 @asynccontextmanager
-async def gmail_sdk(tmp_path: Path, era: str, switches: list[str]) -> AsyncIterator[Any]:
+async def gmail_sdk(
+    tmp_path: Path, era: str, switches: list[str], wire: Wire | None = None
+) -> AsyncIterator[Any]:
     """The SDK on the real server in ``era``: ``Client`` for 2026-07-28 and 2025-11-25,
     ``ClientSession`` with a 2025-06-18 handshake (the SDK offers no older version itself).
-    Both answer ``list_tools()`` and ``call_tool(name, arguments)``."""
-    wire = Wire()
+    Both answer ``list_tools()`` and ``call_tool(name, arguments)``; ``wire`` records the
+    JSON-RPC messages."""
+    wire = wire if wire is not None else Wire()
     with server_stderr(tmp_path) as errlog:
         transport = recorded_stdio(gmail_parameters(tmp_path / "home", switches), errlog, wire)
         if era == "2025-06-18":
