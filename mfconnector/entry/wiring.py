@@ -22,6 +22,7 @@ from mfconnector.entry.signin import sign_in_config
 from mfconnector.errors import AuthError
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 from mfconnector.limits import Limits
+from mfconnector.mail.failures import Unsupported
 from mfconnector.server import McpServer
 from mfconnector.timezones import resolve_zone
 from mfconnector.tools.base import ToolContext
@@ -358,13 +359,25 @@ def _time_zone(args: argparse.Namespace) -> str | None:
     return str(name)
 
 
+FILES_PROVIDERS = frozenset({"graph"})
+"""Providers whose accounts have files (Microsoft 365: OneDrive, SharePoint)."""
+FILES_TOOLS = ("files_list", "files_search", "files_read")
+
+
 def build_server(context: ToolContext, gates: Gates) -> McpServer:
     """The MCP server for ``context``: the tools the gates list, what the hidden ones
     answer, and instructions that say what the open gates allow."""
     offered = [account.mail.capabilities for account in context.accounts or ()]
-    return McpServer(
-        listed_tools(gates, offered),
-        context,
-        hidden_tools(gates, offered),
-        server_instructions(gates),
-    )
+    tools = listed_tools(gates, offered)
+    hidden = hidden_tools(gates, offered)
+    if context.accounts is not None and not any(
+        account.provider in FILES_PROVIDERS for account in context.accounts
+    ):
+        tools = tuple(tool for tool in tools if tool.name not in FILES_TOOLS)
+        for name in FILES_TOOLS:
+            hidden[name] = Unsupported(
+                f"{name} is not offered: no account of this server has files "
+                "(OneDrive or SharePoint); nothing was requested",
+                hint="the mail tools read this account's mail and attachments",
+            )
+    return McpServer(tools, context, hidden, server_instructions(gates))

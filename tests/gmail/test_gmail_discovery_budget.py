@@ -18,6 +18,7 @@ from tests.process.test_interop_sdk import ALL_VERSIONS, TEST_SECONDS, Wire
 
 pytestmark = pytest.mark.slow
 
+FILES = {"files_list", "files_search", "files_read"}
 ACTING = {"mail_create", "mail_modify", "mail_delete_permanently", "mail_prepare"}
 
 
@@ -45,6 +46,7 @@ async def test_gmail_tools_list_fits_the_discovery_budget(
     tools = await listed(tmp_path, era, GATES if gated else [])
     names = {tool["name"] for tool in tools}
     assert {"mail_list", "mail_read", "account_status"} <= names
+    assert not names & FILES, "a Gmail account has no files: the files tools are not offered"
     assert (names >= ACTING) is gated and (names & ACTING == set()) is not gated
     budget = DEFAULT_LIMITS.tools_list_all_gates_bytes if gated else DEFAULT_LIMITS.tools_list_bytes
     size = len(compact(tools))

@@ -167,6 +167,9 @@ async def check_reads(sdk: Any) -> None:
     stale = await refused(sdk, "mail_read", {"message_id": "msb.AAMkAGI2-a-graph-id"})
     assert stale["error_code"] == "stale_reference"
 
+    no_files = await refused(sdk, "files_list", {})
+    assert no_files["error_code"] == "unsupported" and "no account" in no_files["message"]
+
     status = await ok(sdk, "account_status", {})
     (account,) = status["accounts"]
     assert account["provider"] == "gmail" and set(account["gates"]) == {"writes", "send", "delete"}
