@@ -173,7 +173,10 @@ async def check_reads(sdk: Any) -> None:
     status = await ok(sdk, "account_status", {})
     (account,) = status["accounts"]
     assert account["provider"] == "gmail" and set(account["gates"]) == {"writes", "send", "delete"}
-    assert account["capabilities"]["conditional_flags"] is False
+    assert account["capabilities"]["conditional_flags"] is False and account["files"] is False
+    server = status["capabilities"]  # the server's summary follows the Gmail account
+    assert server["shared_mailboxes"] is False and server["other_drives"] is False
+    assert not [r for r in server["reads"] if "files" in r or "unique_body" in r]
 
 
 async def check_acting(sdk: Any) -> None:
