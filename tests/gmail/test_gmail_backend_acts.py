@@ -12,12 +12,13 @@ from email.policy import default as default_policy
 import pytest
 
 from mfconnector.gmail_emulator import GmailEmulator
+from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.mail.failures import InsufficientScope, Unsupported
 from mfconnector.mail.model import Person
 from mfconnector.mail.outgoing import DraftAttachment, DraftContent, DraftRevision
 from mfconnector.mail.query import FlagChange, PageRequest
 from mfconnector.mail.refs import Reference
-from tests.support.gmail_loopback import ME, backend_for, empty_emulator, served
+from tests.support.gmail_loopback import ME, TOKEN, backend_for, empty_emulator, served
 
 ALL_GATES = {"writes", "send", "delete"}
 
@@ -395,3 +396,51 @@ async def test_a_send_that_cannot_connect_is_not_sent_and_a_5xx_is_unknown() -> 
     assert unknown.outcome == "unknown" and unknown.details.get("provider_status") == 503
     assert not_sent.outcome == "not_sent" and not_sent.error_code == "provider_error"
     assert not [m for m in emulator.mailbox.messages.values() if "SENT" in m.label_ids]
+
+
+class _SignInLost:
+    """A token provider whose sign-in stops working when ``lost`` is set (a revoked
+    refresh token): the next request never leaves this process."""
+
+    lost = False
+
+    async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
+        from mfconnector.errors import AuthError
+
+        if self.lost:
+            raise AuthError("the Google sign-in expired", hint="run `mfconnector login`")
+        return TOKEN
+
+    async def describe(self) -> dict[str, object]:
+        return {"signed_in": not self.lost}
+
+
+async def test_a_send_whose_sign_in_fails_is_not_sent_and_can_be_confirmed_again() -> None:
+    from mfconnector.gmail.account import gmail_account
+    from mfconnector.gmail.backend import GmailMailBackend
+
+    emulator = empty_emulator()
+    tokens = _SignInLost()
+    with served(emulator) as server:
+        account = gmail_account(
+            "gmail",
+            token_provider=tokens,  # type: ignore[arg-type]
+            limits=DEFAULT_LIMITS,
+            gates=frozenset(ALL_GATES),
+            root=server.url,
+        )
+        backend = account.mail
+        assert isinstance(backend, GmailMailBackend)
+        made = await backend.create_draft(
+            DraftContent(to=[Person("", "cy@mail.example")], subject="s", text="t")
+        )
+        frozen = await backend.freeze(made.ref)
+        tokens.lost = True
+        before = emulator.http_requests
+        result = await backend.send(frozen)
+        assert emulator.http_requests == before  # nothing reached Gmail
+        tokens.lost = False
+        again = await backend.send(frozen)
+    assert result.outcome == "not_sent" and result.error_code == "auth_required"
+    assert again.outcome == "sent"
+    assert len([m for m in emulator.mailbox.messages.values() if "SENT" in m.label_ids]) == 1
