@@ -49,6 +49,7 @@ def _subclasses(cls: type) -> set[type]:
 
 def _examples() -> dict[str, ToolError]:
     from mfconnector.auth.config import AuthConfigError
+    from mfconnector.gmail.errors import GmailUnreachable
     from mfconnector.graph.errors import AmbiguousWriteError
     from mfconnector.mail import failures
     from mfconnector.net.settings import NetworkSettingsError
@@ -79,6 +80,7 @@ def _examples() -> dict[str, ToolError]:
         failures.Ambiguous("m", outcome={"done": ["a"], "pending": ["b"]}),
         failures.Unsupported("m"),
         failures.InsufficientScope("m", hint="run the login command"),
+        GmailUnreachable("m", hint="h", details={"provider": "gmail"}),
     ]
     return {f"{type(e).__module__}.{type(e).__qualname__}": e for e in examples}
 
