@@ -377,6 +377,11 @@ def _time_zone(args: argparse.Namespace) -> str | None:
     return str(name)
 
 
+FILES_PROVIDERS = frozenset({"graph"})
+"""Providers whose accounts have files (Microsoft 365: OneDrive, SharePoint)."""
+FILES_TOOLS = ("files_list", "files_search", "files_read")
+
+
 def build_server(context: ToolContext, gates: Gates) -> McpServer:
     """The MCP server for ``context``: the tools the gates list, what the hidden ones
     answer, and instructions that say what the open gates allow. With several accounts

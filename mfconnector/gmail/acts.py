@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from mfconnector.errors import ToolInputError
+from mfconnector.errors import AuthError, ToolInputError
 from mfconnector.gmail.compose import (
     ReplyContext,
     build_mime,
     digest_of,
     frozen_record,
+    reply_recipients,
     revised_mime,
 )
 from mfconnector.gmail.convert import header_map
+from mfconnector.gmail.errors import GmailUnreachable
 from mfconnector.gmail.ids import checked_message, is_draft_id
 from mfconnector.gmail.labels import ALL_MAIL
 from mfconnector.gmail.mailbox import FULL_MAIL_SCOPE, GmailMailbox
@@ -34,22 +38,32 @@ from mfconnector.gmail.reads import GmailReads
 from mfconnector.mail.failures import (
     ActionFailure,
     Ambiguous,
+    InsufficientScope,
     NotFound,
     Throttled,
     Unsupported,
 )
 from mfconnector.mail.model import Folder, MessageSummary
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
+from mfconnector.mail.outgoing import (
+    DraftAttachment,
+    DraftContent,
+    DraftMade,
+    DraftRevision,
+    FrozenOutgoing,
+    ReplyKind,
+    SendResult,
+)
 from mfconnector.mail.query import FlagChange
 from mfconnector.mail.refs import Reference
 
-__all__ = ["PLACING_SYSTEM_LABELS", "GmailActs"]
+__all__ = ["PLACING_SYSTEM_LABELS", "GmailActs", "send_failure"]
 
 PLACING_SYSTEM_LABELS = frozenset({"INBOX", "SPAM", "TRASH"})
 """System labels a move takes away (with every user label): where a message "is"."""
 AUTOMATIC_LABELS = frozenset({"SENT", "DRAFT"})
 """Labels only Gmail sets: never a copy or move target."""
 FORWARD_QUOTE_CHARS = 10_000
+"""How much of the original a reply quotes or a forward carries (characters)."""
 
 
 def _b64url(data: bytes) -> str:
@@ -215,29 +229,84 @@ class GmailActs:
             raise ActionFailure("Gmail created the draft but did not say its id")
         return Reference(self.box.tag, draft_id)
 
-    async def create_draft(self, content: DraftContent) -> Reference:
-        raw = build_mime(content, sender=await self.box.address())
-        return await self._create(raw, None)
+    async def _with_bytes(
+        self, content: DraftContent
+    ) -> tuple[DraftContent, list[DraftAttachment]]:
+        """``content`` with every attachment's bytes in hand (given, or read from another
+        message of this account), within ``mime_message_bytes`` together; and each as it
+        was attached (size and SHA-256 of those bytes)."""
+        budget = self.box.limits.mime_message_bytes
+        filled: list[DraftAttachment] = []
+        attached: list[DraftAttachment] = []
+        for item in content.attachments:
+            data = item.data
+            if data is None:
+                data = await self._source_bytes(item, budget)
+            budget -= len(data)
+            if budget < 0:
+                raise ActionFailure(
+                    f"the attachments together are over {self.box.limits.mime_message_bytes:,} "
+                    "bytes (mime_message_bytes): nothing was drafted"
+                )
+            filled.append(dataclasses.replace(item, data=data, size=len(data)))
+            attached.append(
+                dataclasses.replace(
+                    item, data=None, size=len(data), sha256=hashlib.sha256(data).hexdigest()
+                )
+            )
+        return dataclasses.replace(content, attachments=tuple(filled)), attached
+
+    async def _source_bytes(self, item: DraftAttachment, budget: int) -> bytes:
+        if item.source is None or item.source_kind != "attachment" or item.container is None:
+            raise Unsupported(
+                f"{item.name[:80]!r}: a Gmail draft can attach bytes or another Gmail "
+                "message's attachment of this account, not a file from a drive",
+                hint="attach the bytes (content_base64) instead",
+            )
+        fetched = await self.reads.attachment(item.container, item.source, max(budget, 1))
+        if fetched.attachment.kind != "file":
+            raise ToolInputError(
+                f"attachment {item.name[:80]!r} is an attached email, not a file; nothing "
+                "was drafted",
+                hint="forward the message instead (mail_prepare forward)",
+            )
+        if not fetched.complete:
+            raise ActionFailure(
+                f"the attachment {item.name[:80]!r} is over the "
+                f"{self.box.limits.mime_message_bytes:,} bytes a message may hold "
+                "(mime_message_bytes): nothing was drafted"
+            )
+        return fetched.data
+
+    async def create_draft(self, content: DraftContent) -> DraftMade:
+        filled, attached = await self._with_bytes(content)
+        raw = build_mime(filled, sender=await self.box.address())
+        return DraftMade(await self._create(raw, None), attached)
 
     async def create_response(
         self, message: Reference, kind: ReplyKind, content: DraftContent
-    ) -> Reference:
+    ) -> DraftMade:
         native = self._message_id(message)
         client = await self.box.client()
         original = await client.get("messages", native, query=[("format", "full")])
         if not isinstance(original, dict):
             raise NotFound("Gmail has no such message (any more)")
         headers = header_map(original.get("payload"), self.box.limits)
-        quoted = None
+        walked = walk_payload(original.get("payload"), self.box.limits)
+        body = await self.reads._body(walked.text, walked.html)
         if kind == "forward":
-            walked = walk_payload(original.get("payload"), self.box.limits)
-            body = await self.reads._body(walked.text, walked.html)
             quoted = (
                 "---------- Forwarded message ---------\n"
                 f"From: {headers.get('from', '')}\nDate: {headers.get('date', '')}\n"
                 f"Subject: {headers.get('subject', '')}\nTo: {headers.get('to', '')}\n\n"
                 + body.text[:FORWARD_QUOTE_CHARS]
             )
+        else:
+            who = headers.get("from") or "the sender"
+            lines = body.text[:FORWARD_QUOTE_CHARS].splitlines()
+            quoted = f"{who} wrote:\n" + "\n".join("> " + line for line in lines)
+        me = await self.box.address()
+        content = reply_recipients(content, kind, headers, me)
         thread_id = original.get("threadId")
         context = ReplyContext(
             thread_id=thread_id if isinstance(thread_id, str) else None,
@@ -246,13 +315,13 @@ class GmailActs:
             subject=headers.get("subject"),
             quoted=quoted,
         )
-        raw = build_mime(content, sender=await self.box.address(), reply=context, kind=kind)
-        return await self._create(raw, context.thread_id if kind != "forward" else None)
+        filled, attached = await self._with_bytes(content)
+        raw = build_mime(filled, sender=me, reply=context, kind=kind)
+        ref = await self._create(raw, context.thread_id if kind != "forward" else None)
+        return DraftMade(ref, attached)
 
-    async def revise_draft_content(
-        self, draft: Reference, content: DraftContent, changed: frozenset[str]
-    ) -> Reference:
-        """A new draft from ``draft``: ``changed`` fields from ``content``, the rest (and
+    async def revise_draft(self, draft: Reference, revision: DraftRevision) -> DraftMade:
+        """A new draft from ``draft``: the changed fields from the revision, the rest (and
         the thread) kept; ``draft`` stays as it is (``mail_create revise_draft``)."""
         draft_id = await self._draft_id(draft)
         client = await self.box.client()
@@ -264,8 +333,12 @@ class GmailActs:
             raise ActionFailure("Gmail's draft came without its raw message")
         frozen_record(raw, self.box.limits)  # refuses a draft the MIME limits cannot read whole
         thread_id = inner.get("threadId") if isinstance(inner, dict) else None
-        revised = revised_mime(raw, content, changed)
-        return await self._create(revised, thread_id if isinstance(thread_id, str) else None)
+        content, attached = revision.content, list[DraftAttachment]()
+        if "attachments" in revision.changed:
+            content, attached = await self._with_bytes(revision.content)
+        revised = revised_mime(raw, content, revision.changed)
+        ref = await self._create(revised, thread_id if isinstance(thread_id, str) else None)
+        return DraftMade(ref, attached)
 
     async def _draft_id(self, draft: Reference) -> str:
         """The draft id of a draft reference, or of its message's reference (drafts.list)."""
@@ -296,20 +369,22 @@ class GmailActs:
         raw = b64url_bytes(raw_text) if isinstance(raw_text, str) else None
         if raw is None:
             raise ActionFailure("Gmail's draft came without its raw message")
-        record = frozen_record(raw, self.box.limits)
-        recipients = [p["address"] for key in ("to", "cc", "bcc") for p in record[key]]
+        ref = Reference(self.box.tag, draft_id)
+        record = frozen_record(raw, self.box.limits, str(ref))
+        recipients = record["envelope"]["to"]
         if not recipients:
             raise ToolInputError("the draft has no recipients")
         thread_id = inner.get("threadId") if isinstance(inner, dict) else None
         return FrozenOutgoing(
             record=record,
             digest=digest_of(record),
-            draft=Reference(self.box.tag, draft_id),
+            draft=ref,
             mime=raw,
-            envelope_from=(record["from"][0]["address"] if record["from"] else None),
+            envelope_from=record["envelope"]["from"] or None,
             envelope_to=tuple(recipients),
-            message_id=record["message_id"],
+            message_id=record["internet_message_id"] or None,
             native={"thread_id": thread_id if isinstance(thread_id, str) else None},
+            folder_role="drafts",  # a Gmail draft is in Drafts for as long as it is a draft
         )
 
     async def send(self, frozen: FrozenOutgoing) -> SendResult:
@@ -324,17 +399,8 @@ class GmailActs:
         client = await self.box.client()
         try:
             answer = await client.post("messages", "send", body=body, retry=False)
-        except (Throttled, NotFound, Unsupported) as refused:
-            return SendResult("rejected", detail=refused.message, sent_copy="none")
-        except Ambiguous as unknown:
-            return SendResult("unknown", detail=unknown.message, sent_copy="none")
-        except ActionFailure as failure:
-            status = failure.details.get("status")
-            if isinstance(status, int) and 400 <= status < 500:
-                return SendResult("rejected", detail=failure.message, sent_copy="none")
-            if failure.error_code == "provider_unreachable":
-                return SendResult("rejected", detail=failure.message, sent_copy="none")
-            return SendResult("unknown", detail=failure.message, sent_copy="none")
+        except (AuthError, ActionFailure) as error:
+            return send_failure(error)
         sent_id = answer.get("id") if isinstance(answer, dict) else None
         if frozen.draft is not None:
             with contextlib.suppress(ActionFailure):
@@ -343,6 +409,7 @@ class GmailActs:
             "sent",
             provider_reply=str(sent_id) if sent_id else None,
             sent_copy="filed_by_provider",
+            details={"provider": "gmail"},
         )
 
     async def verify_sent(self, frozen: FrozenOutgoing) -> bool | None:
@@ -361,3 +428,36 @@ class GmailActs:
     async def discard_draft(self, draft: Reference) -> None:
         client = await self.box.client()
         await client.delete("drafts", await self._draft_id(draft))
+
+
+def send_failure(error: AuthError | ActionFailure) -> SendResult:
+    """What a ``messages.send`` that did not answer 2xx did: ``not_sent`` when the request
+    never left (no token, no connection), ``rejected`` on Google's clear refusal (4xx, rate
+    limit), ``unknown`` when it may have been sent (a lost answer, a 5xx, a timeout)."""
+    if isinstance(error, AuthError):
+        return SendResult(
+            "not_sent", detail=error.message, sent_copy="none", error_code="auth_required"
+        )
+    details = {k: v for k, v in error.details.items() if k != "status"}
+    status = error.details.get("status")
+    if isinstance(status, int):
+        details["provider_status"] = status
+    if isinstance(error, GmailUnreachable):
+        return SendResult(
+            "not_sent",
+            detail=error.message,
+            sent_copy="none",
+            error_code="provider_error",
+            details=details,
+        )
+    if isinstance(error, Ambiguous) or not isinstance(status, int) or status >= 500:
+        return SendResult("unknown", detail=error.message, sent_copy="none", details=details)
+    if isinstance(error, Throttled | InsufficientScope | NotFound) or 400 <= status < 500:
+        return SendResult(
+            "rejected",
+            detail=error.message,
+            sent_copy="none",
+            error_code=error.error_code,
+            details=details,
+        )
+    return SendResult("unknown", detail=error.message, sent_copy="none", details=details)

@@ -10,19 +10,34 @@ changes (no change key) and, unless the full-mail scope was asked for, permanent
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 
+from mfconnector.errors import ToolInputError
 from mfconnector.gmail.acts import GmailActs
 from mfconnector.gmail.mailbox import FULL_MAIL_SCOPE, ClientFactory, GmailMailbox
 from mfconnector.gmail.reads import GmailReads
 from mfconnector.gmail.scopes import GATE_SCOPES
-from mfconnector.gmail.spool import OnBytes, SpooledAttachment
 from mfconnector.limits import Limits
-from mfconnector.mail.backend import AttachmentContent, MailBackend, MailCapabilities
-from mfconnector.mail.failures import NotFound, Unsupported
+from mfconnector.mail.backend import (
+    AttachmentContent,
+    MailBackend,
+    MailCapabilities,
+    OnBytes,
+    Spooled,
+)
+from mfconnector.mail.failures import NotFound, StaleReference, Unsupported
 from mfconnector.mail.model import Attachment, Folder, Message, MessageSummary, Page
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, SendResult
+from mfconnector.mail.outgoing import (
+    DraftAttachment,
+    DraftContent,
+    DraftMade,
+    DraftRevision,
+    FrozenOutgoing,
+    ReplyKind,
+    SendResult,
+)
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import AccountTag, Reference
 
@@ -131,7 +146,7 @@ class GmailMailBackend:
         limit: int,
         suffix: str = "",
         on_bytes: OnBytes | None = None,
-    ) -> AbstractAsyncContextManager[SpooledAttachment]:
+    ) -> AbstractAsyncContextManager[Spooled]:
         return self._reads.spool_attachment(
             message, attachment, limit=limit, suffix=suffix, on_bytes=on_bytes
         )
@@ -178,19 +193,61 @@ class GmailMailBackend:
     async def delete_permanently(self, message: Reference) -> None:
         await self._acts.delete_permanently(message)
 
-    async def create_draft(self, content: DraftContent) -> Reference:
+    async def create_draft(self, content: DraftContent) -> DraftMade:
         return await self._acts.create_draft(content)
 
     async def create_response(
         self, message: Reference, kind: ReplyKind, content: DraftContent
-    ) -> Reference:
+    ) -> DraftMade:
         return await self._acts.create_response(message, kind, content)
 
-    async def revise_draft_content(
-        self, draft: Reference, content: DraftContent, changed: frozenset[str]
-    ) -> Reference:
-        """What seam-acts' ``revise_draft(draft, DraftRevision)`` does, in today's types."""
-        return await self._acts.revise_draft_content(draft, content, changed)
+    async def revise_draft(self, draft: Reference, revision: DraftRevision) -> DraftMade:
+        """A new Gmail draft from the old one's bytes with the changes; the old one stays."""
+        return await self._acts.revise_draft(draft, revision)
+
+    async def resolve_attachment(self, attachment: DraftAttachment) -> DraftAttachment:
+        """Name, type and size of another Gmail message's attachment, read before anything
+        is written. Its version is the message id and part id: a Gmail message's content
+        never changes (only its labels), so the bytes attached are the bytes shown. A drive
+        file (another provider's object) is ``Unsupported``: Gmail has no drive here."""
+        if attachment.source is None:
+            return attachment
+        if attachment.source_kind != "attachment" or attachment.container is None:
+            raise Unsupported(
+                "a Gmail account has no drive: attach bytes (content_base64) or another "
+                "Gmail message's attachment (message_id, attachment_id)",
+            )
+        found = await self._reads.attachment(attachment.container, attachment.source, 0)
+        meta = found.attachment
+        if meta.kind != "file":
+            raise ToolInputError(
+                f"attachment {meta.name[:80]!r} is an attached email, not a file; nothing "
+                "was created",
+                hint="forward the message instead (mail_prepare forward)",
+            )
+        return dataclasses.replace(
+            attachment,
+            name=attachment.name if attachment.named else meta.name,
+            content_type=attachment.content_type
+            if attachment.typed
+            else (meta.content_type or "application/octet-stream"),
+            size=meta.size,
+            version=f"{attachment.container.native}.{attachment.source.native}",
+        )
+
+    async def source_version(self, attachment: DraftAttachment) -> str | None:
+        """The message id and part id while that attachment is still there; else None."""
+        if (
+            attachment.source is None
+            or attachment.source_kind != "attachment"
+            or attachment.container is None
+        ):
+            return None
+        try:
+            await self._reads.attachment(attachment.container, attachment.source, 0)
+        except (NotFound, StaleReference):
+            return None
+        return f"{attachment.container.native}.{attachment.source.native}"
 
     async def freeze(self, draft: Reference) -> FrozenOutgoing:
         return await self._acts.freeze(draft)

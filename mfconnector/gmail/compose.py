@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from email import policy
 from email.message import EmailMessage
@@ -32,6 +33,7 @@ __all__ = [
     "build_mime",
     "digest_of",
     "frozen_record",
+    "reply_recipients",
     "reply_subject",
     "revised_mime",
 ]
@@ -68,6 +70,27 @@ def reply_subject(kind: ReplyKind, subject: str | None) -> str:
     if original.lower().startswith(prefix.lower().strip()):
         return original
     return prefix + original
+
+
+def reply_recipients(
+    content: DraftContent, kind: ReplyKind, headers: Mapping[str, str], me: str
+) -> DraftContent:
+    """A reply's recipients when the caller named none, as Gmail's own Reply and Reply all
+    choose them: Reply-To (else From); reply-all adds the original's To and Cc, less the
+    signed-in address and anyone already named."""
+    if kind == "forward" or content.to:
+        return content
+    answer = [Person(p["name"], p["address"]) for p in _people(headers.get("reply-to"))]
+    to = answer or [Person(p["name"], p["address"]) for p in _people(headers.get("from"))]
+    cc = list(content.cc)
+    if kind == "reply_all":
+        seen = {p.address.lower() for p in [*to, *cc]} | {me.lower()}
+        for p in _people(headers.get("to")) + _people(headers.get("cc")):
+            if p["address"].lower() not in seen:
+                seen.add(p["address"].lower())
+                cc.append(Person(p["name"], p["address"]))
+    to = [p for p in to if p.address.lower() != me.lower()] or to
+    return replace(content, to=tuple(to), cc=tuple(cc))
 
 
 def build_mime(
@@ -129,9 +152,11 @@ def _people(value: str | None) -> list[dict[str, str]]:
     ]
 
 
-def frozen_record(raw: bytes, limits: Limits) -> dict[str, Any]:
-    """What the person is shown and the digest covers: recipients, subject, text and each
-    attachment's name, size and SHA-256, read from the exact bytes that will be sent.
+def frozen_record(raw: bytes, limits: Limits, draft: str = "") -> dict[str, Any]:
+    """What the person is shown and the digest covers, in the neutral record every backend
+    writes (``id``, ``from``, ``to``, ``cc``, ``bcc``, ``reply_to``, ``subject``, ``body``,
+    ``attachments`` with name, type, size and SHA-256, the threading headers, the envelope
+    and the bytes' own SHA-256), read from the exact bytes that will be sent.
 
     Refuses (``ToolInputError``) a draft the bounded MIME reader could not read whole:
     nothing is sent that was not shown in full.
@@ -144,6 +169,7 @@ def frozen_record(raw: bytes, limits: Limits) -> dict[str, Any]:
         )
     parsed = BytesParser(policy=policy.default).parsebytes(raw)
     attachments = []
+    html = bounded.text is None and bounded.html is not None
     text = bounded.text if bounded.text is not None else (bounded.html or "")
     for part in parsed.walk():
         if part.is_multipart():
@@ -154,20 +180,33 @@ def frozen_record(raw: bytes, limits: Limits) -> dict[str, Any]:
             attachments.append(
                 {
                     "name": part.get_filename() or "",
+                    "content_type": part.get_content_type(),
                     "size": len(data),
                     "sha256": hashlib.sha256(data).hexdigest(),
+                    "inline": part.get_content_disposition() == "inline",
+                    "content_id": str(part.get("Content-ID") or ""),
                 }
             )
+    senders = _people(parsed.get("From"))
+    to, cc, bcc = _people(parsed.get("To")), _people(parsed.get("Cc")), _people(parsed.get("Bcc"))
+    sender = senders[0] if senders else {"name": "", "address": ""}
     return {
-        "from": _people(parsed.get("From")),
-        "to": _people(parsed.get("To")),
-        "cc": _people(parsed.get("Cc")),
-        "bcc": _people(parsed.get("Bcc")),
+        "id": draft,
+        "from": sender,
+        "to": to,
+        "cc": cc,
+        "bcc": bcc,
+        "reply_to": _people(parsed.get("Reply-To")),
         "subject": str(parsed.get("Subject") or ""),
-        "text": text,
+        "body": {"content_type": "html" if html else "text", "content": text},
         "attachments": attachments,
-        "in_reply_to": str(parsed.get("In-Reply-To") or "") or None,
-        "message_id": str(parsed.get("Message-ID") or "").strip() or None,
+        "internet_message_id": str(parsed.get("Message-ID") or "").strip(),
+        "in_reply_to": str(parsed.get("In-Reply-To") or ""),
+        "references": str(parsed.get("References") or ""),
+        "envelope": {
+            "from": sender["address"],
+            "to": list(dict.fromkeys(p["address"] for p in [*to, *cc, *bcc])),
+        },
         "mime_sha256": hashlib.sha256(raw).hexdigest(),
         "mime_bytes": len(raw),
     }

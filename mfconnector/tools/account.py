@@ -98,6 +98,16 @@ def server_capabilities(ctx: ToolContext, sign_in: dict[str, Any]) -> dict[str, 
     granted = [s for s in scopes if isinstance(s, str)] if isinstance(scopes, list) else None
     offline = ctx.mode != "live"
     shared = offline or bool(granted and any(s.lower() == "mail.read.shared" for s in granted))
+    reads = list(READ_OPERATIONS)
+    files = True
+    if ctx.accounts is not None:  # what the accounts' backends can do, not Graph's list
+        accounts = [account_record(ctx, a) for a in ctx.accounts]
+        shared = shared and any(a["capabilities"]["shared_mailboxes"] for a in accounts)
+        files = any(a["files"] for a in accounts)
+        if not files:
+            reads = [r for r in reads if not r.startswith("files:")]
+        if not any(a["capabilities"]["unique_body"] for a in accounts):
+            reads = [r.replace(", unique_body", "") for r in reads]
     return {
         "scopes": granted if granted is not None else "not reported",
         "mailbox": ctx.mailbox or "me",
@@ -106,7 +116,7 @@ def server_capabilities(ctx: ToolContext, sign_in: dict[str, Any]) -> dict[str, 
             a.files is not None and a.files.capabilities.other_drives for a in ctx.accounts or ()
         ),
         "time_zone": {"name": ctx.time_zone or "unknown", "source": "not read yet"},
-        "reads": list(READ_OPERATIONS),
+        "reads": reads,
     }
 
 

@@ -12,12 +12,13 @@ from email.policy import default as default_policy
 import pytest
 
 from mfconnector.gmail_emulator import GmailEmulator
+from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.mail.failures import InsufficientScope, Unsupported
 from mfconnector.mail.model import Person
-from mfconnector.mail.outgoing import DraftAttachment, DraftContent
+from mfconnector.mail.outgoing import DraftAttachment, DraftContent, DraftRevision
 from mfconnector.mail.query import FlagChange, PageRequest
 from mfconnector.mail.refs import Reference
-from tests.support.gmail_loopback import ME, backend_for, empty_emulator, served
+from tests.support.gmail_loopback import ME, TOKEN, backend_for, empty_emulator, served
 
 ALL_GATES = {"writes", "send", "delete"}
 
@@ -125,7 +126,7 @@ async def test_a_draft_is_frozen_as_its_exact_bytes_and_sent_once() -> None:
                 attachments=[DraftAttachment("q3.csv", "text/csv", data=b"a,b\n1,2\n")],
             )
         )
-        frozen = await backend.freeze(draft)
+        frozen = await backend.freeze(draft.ref)
         assert frozen.record["subject"] == "Quarterly figures ✓"
         assert [p["address"] for p in frozen.record["bcc"]] == ["hidden@mail.example"]
         assert frozen.record["attachments"][0]["name"] == "q3.csv"
@@ -148,20 +149,20 @@ async def test_the_digest_changes_when_the_draft_changes_in_gmail() -> None:
         draft = await backend.create_draft(
             DraftContent(to=[Person("", "cy@mail.example")], subject="s", text="one")
         )
-        before = await backend.freeze(draft)
-        stored = emulator.mailbox.drafts[draft.native].message_id
+        before = await backend.freeze(draft.ref)
+        stored = emulator.mailbox.drafts[draft.ref.native].message_id
         raw = emulator.mailbox.messages[stored].raw.replace(b"one", b"two")
         import httpx
 
         async with httpx.AsyncClient(base_url=server.url) as http:
             reply = await http.put(
-                f"/gmail/v1/users/me/drafts/{draft.native}",
+                f"/gmail/v1/users/me/drafts/{draft.ref.native}",
                 headers={"Authorization": "Bearer loopback-token"},
                 json={"message": {"raw": base64.urlsafe_b64encode(raw).decode()}},
             )
             assert reply.status_code == 200
-        after = await backend.freeze(draft)
-    assert before.digest != after.digest and after.record["text"].strip() == "two"
+        after = await backend.freeze(draft.ref)
+    assert before.digest != after.digest and after.record["body"]["content"].strip() == "two"
 
 
 async def test_a_reply_joins_the_thread_with_its_references() -> None:
@@ -174,7 +175,7 @@ async def test_a_reply_joins_the_thread_with_its_references() -> None:
             "reply",
             DraftContent(to=[Person("Bo", "bo@mail.example")], text="Noon works."),
         )
-        frozen = await backend.freeze(draft)
+        frozen = await backend.freeze(draft.ref)
         result = await backend.send(frozen)
         assert result.outcome == "sent"
         thread = await backend.thread(Reference(backend.tag, original), PageRequest(limit=10))
@@ -192,7 +193,7 @@ async def test_a_rate_limited_send_is_rejected_and_nothing_is_sent() -> None:
         draft = await backend.create_draft(
             DraftContent(to=[Person("", "cy@mail.example")], subject="s", text="t")
         )
-        frozen = await backend.freeze(draft)
+        frozen = await backend.freeze(draft.ref)
         emulator.add_fault(status=429, retry_after="0", path_contains="/messages/send")
         result = await backend.send(frozen)
     assert result.outcome == "rejected"
@@ -208,11 +209,11 @@ async def test_a_send_without_the_send_scope_is_refused_with_the_login_command()
         draft = await backend.create_draft(
             DraftContent(to=[Person("", "cy@mail.example")], subject="s", text="t")
         )
-        frozen = await backend.freeze(draft)
+        frozen = await backend.freeze(draft.ref)
         emulator.tokens["loopback-token"] = frozenset({READONLY})
         result = await backend.send(frozen)
         with pytest.raises(InsufficientScope, match="permission"):
-            await backend.discard_draft(draft)
+            await backend.discard_draft(draft.ref)
     assert result.outcome == "rejected"
 
 
@@ -278,15 +279,168 @@ async def test_a_revised_draft_is_a_new_draft_that_keeps_the_thread_and_the_rest
                 attachments=[DraftAttachment("plan.txt", "text/plain", data=b"the plan\n")],
             ),
         )
-        revised = await backend.revise_draft_content(
-            first, DraftContent(text="Better words."), frozenset({"text"})
+        revised = await backend.revise_draft(
+            first.ref, DraftRevision(DraftContent(text="Better words."), frozenset({"text"}))
         )
-        assert revised != first and len(emulator.mailbox.drafts) == 2  # the source is kept
-        before = await backend.freeze(first)
-        after = await backend.freeze(revised)
-    assert after.record["text"].strip() == "Better words."
-    assert before.record["text"].strip().startswith("First words.")
+        assert revised.ref != first.ref and len(emulator.mailbox.drafts) == 2  # source kept
+        assert not revised.attached  # the attachments stayed; nothing was attached anew
+        before = await backend.freeze(first.ref)
+        after = await backend.freeze(revised.ref)
+    assert after.record["body"]["content"].strip() == "Better words."
+    assert before.record["body"]["content"].strip().startswith("First words.")
     for key in ("to", "subject", "in_reply_to", "attachments"):
         assert after.record[key] == before.record[key], key
     assert after.native["thread_id"] == before.native["thread_id"] is not None
     assert after.message_id != before.message_id
+
+
+def _with_attachment(emulator: GmailEmulator, data: bytes) -> str:
+    message = EmailMessage()
+    message["From"] = "Bo <bo@mail.example>"
+    message["To"] = ME
+    message["Subject"] = "the figures"
+    message["Message-ID"] = "<figures@mail.example>"
+    message.set_content("attached")
+    message.add_attachment(data, maintype="text", subtype="csv", filename="figures.csv")
+    return emulator.mailbox.add_message(message.as_bytes(), ["INBOX"]).id
+
+
+async def test_another_messages_attachment_is_attached_by_reference_byte_for_byte() -> None:
+    emulator = empty_emulator()
+    data = b"region,total\nnorth,12\nsouth,30\n"
+    source = _with_attachment(emulator, data)
+    with served(emulator) as server:
+        backend = backend_for(server, gates=ALL_GATES)
+        message = Reference(backend.tag, source)
+        listed = await backend.attachments(message, PageRequest(limit=10))
+        wanted = DraftAttachment(
+            "", "", source=listed.items[0].ref, container=message, source_kind="attachment"
+        )
+        resolved = await backend.resolve_attachment(wanted)
+        assert (resolved.name, resolved.content_type) == ("figures.csv", "text/csv")
+        assert resolved.size == len(data) and resolved.version is not None
+        assert await backend.source_version(resolved) == resolved.version
+        made = await backend.create_draft(
+            DraftContent(to=[Person("", "cy@mail.example")], subject="fwd", attachments=[resolved])
+        )
+        frozen = await backend.freeze(made.ref)
+        await backend.trash(message)
+        await backend.delete_permanently(message)
+        assert await backend.source_version(resolved) is None  # the source is gone now
+    import hashlib
+
+    digest = hashlib.sha256(data).hexdigest()
+    assert [(a.name, a.size, a.sha256) for a in made.attached] == [
+        ("figures.csv", len(data), digest)
+    ]
+    assert [(a["name"], a["size"], a["sha256"]) for a in frozen.record["attachments"]] == [
+        ("figures.csv", len(data), digest)
+    ]
+
+
+async def test_a_drive_file_as_a_source_is_unsupported_before_any_request() -> None:
+    emulator = empty_emulator()
+    with served(emulator) as server:
+        backend = backend_for(server, gates=ALL_GATES)
+        drive_file = DraftAttachment(
+            "report.docx", "", source=Reference(backend.tag, "01ABCDEF"), source_kind="file"
+        )
+        before = emulator.http_requests
+        with pytest.raises(Unsupported, match="no drive"):
+            await backend.resolve_attachment(drive_file)
+        with pytest.raises(Unsupported, match="not a file from a drive"):
+            await backend.create_draft(
+                DraftContent(to=[Person("", "cy@mail.example")], attachments=[drive_file])
+            )
+        assert emulator.http_requests == before
+        assert await backend.source_version(drive_file) is None
+    assert not emulator.mailbox.drafts
+
+
+async def test_revising_the_attachments_replaces_them_and_keeps_the_source_draft() -> None:
+    emulator = empty_emulator()
+    with served(emulator) as server:
+        backend = backend_for(server, gates=ALL_GATES)
+        first = await backend.create_draft(
+            DraftContent(
+                to=[Person("", "cy@mail.example")],
+                subject="files",
+                text="see attached",
+                attachments=[DraftAttachment("old.txt", "text/plain", data=b"old")],
+            )
+        )
+        new = DraftAttachment("new.txt", "text/plain", data=b"newer bytes")
+        revised = await backend.revise_draft(
+            first.ref, DraftRevision(DraftContent(attachments=[new]), frozenset({"attachments"}))
+        )
+        before = await backend.freeze(first.ref)
+        after = await backend.freeze(revised.ref)
+    assert [a["name"] for a in before.record["attachments"]] == ["old.txt"]
+    assert [a["name"] for a in after.record["attachments"]] == ["new.txt"]
+    assert [(a.name, a.size) for a in revised.attached] == [("new.txt", 11)]
+    assert after.record["body"]["content"].strip() == "see attached"
+    assert after.record["subject"] == "files"
+
+
+async def test_a_send_that_cannot_connect_is_not_sent_and_a_5xx_is_unknown() -> None:
+    emulator = empty_emulator()
+    with served(emulator) as server:
+        backend = backend_for(server, gates=ALL_GATES)
+        made = await backend.create_draft(
+            DraftContent(to=[Person("", "cy@mail.example")], subject="s", text="t")
+        )
+        frozen = await backend.freeze(made.ref)
+        emulator.add_fault(status=503, reason="backendError", path_contains="/messages/send")
+        unknown = await backend.send(frozen)
+    not_sent = await backend.send(frozen)  # the server is gone: nothing can leave
+    assert unknown.outcome == "unknown" and unknown.details.get("provider_status") == 503
+    assert not_sent.outcome == "not_sent" and not_sent.error_code == "provider_error"
+    assert not [m for m in emulator.mailbox.messages.values() if "SENT" in m.label_ids]
+
+
+class _SignInLost:
+    """A token provider whose sign-in stops working when ``lost`` is set (a revoked
+    refresh token): the next request never leaves this process."""
+
+    lost = False
+
+    async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
+        from mfconnector.errors import AuthError
+
+        if self.lost:
+            raise AuthError("the Google sign-in expired", hint="run `mfconnector login`")
+        return TOKEN
+
+    async def describe(self) -> dict[str, object]:
+        return {"signed_in": not self.lost}
+
+
+async def test_a_send_whose_sign_in_fails_is_not_sent_and_can_be_confirmed_again() -> None:
+    from mfconnector.gmail.account import gmail_account
+    from mfconnector.gmail.backend import GmailMailBackend
+
+    emulator = empty_emulator()
+    tokens = _SignInLost()
+    with served(emulator) as server:
+        account = gmail_account(
+            "gmail",
+            token_provider=tokens,  # type: ignore[arg-type]
+            limits=DEFAULT_LIMITS,
+            gates=frozenset(ALL_GATES),
+            root=server.url,
+        )
+        backend = account.mail
+        assert isinstance(backend, GmailMailBackend)
+        made = await backend.create_draft(
+            DraftContent(to=[Person("", "cy@mail.example")], subject="s", text="t")
+        )
+        frozen = await backend.freeze(made.ref)
+        tokens.lost = True
+        before = emulator.http_requests
+        result = await backend.send(frozen)
+        assert emulator.http_requests == before  # nothing reached Gmail
+        tokens.lost = False
+        again = await backend.send(frozen)
+    assert result.outcome == "not_sent" and result.error_code == "auth_required"
+    assert again.outcome == "sent"
+    assert len([m for m in emulator.mailbox.messages.values() if "SENT" in m.label_ids]) == 1

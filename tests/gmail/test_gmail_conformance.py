@@ -46,7 +46,10 @@ def seed_bytes(message: SeedMessage) -> bytes:
         out["Reply-To"] = ", ".join(_shown(p) for p in message.reply_to)
     out["Subject"] = message.subject
     out["Date"] = email.utils.format_datetime(message.received)
-    out["Message-ID"] = email.utils.make_msgid(domain="seed.example.org")
+    out["Message-ID"] = message.message_id or email.utils.make_msgid(domain="seed.example.org")
+    if message.in_reply_to:
+        out["In-Reply-To"] = message.in_reply_to
+        out["References"] = message.in_reply_to
     if message.html is not None:
         if message.text:
             out.set_content(message.text)
