@@ -83,10 +83,8 @@ def _security(value: str | None, default: Security, what: str) -> Security:
 
 def keyring_password(user: str, host: str) -> str | None:
     """The password stored for ``user@host`` in the OS keyring, if there is one."""
-    try:
-        import keyring  # type: ignore[import-not-found]  # optional, where an OS keyring is
-    except ImportError:
-        return None
+    import keyring  # imported on first use: the OS keyring may have no backend at all
+
     try:
         found = keyring.get_password(KEYRING_SERVICE, f"{user}@{host}")
     except Exception:
