@@ -51,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mfconnector.entry.signin import sign_in_config
 
         try:
+            if getattr(args, "provider", "microsoft") == "imap":
+                from mfconnector.imap.login import run_imap_auth_command
+
+                return run_imap_auth_command(args.command, args)
             if getattr(args, "provider", "microsoft") == "gmail":
                 from mfconnector.entry.gmail import run_gmail_auth_command
 

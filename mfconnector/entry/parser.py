@@ -153,9 +153,18 @@ def build_parser() -> argparse.ArgumentParser:
         add_auth_arguments(sub)
         sub.add_argument(
             "--provider",
-            choices=["microsoft", "gmail"],
+            choices=["microsoft", "gmail", "imap"],
             default="microsoft",
-            help="whose sign-in: Microsoft 365 (the default) or Gmail",
+            help="whose sign-in: Microsoft 365 (the default), Gmail, or an IMAP password "
+            "kept in the OS keyring (with --imap and --imap-user)",
+        )
+        imap = sub.add_argument_group("--provider imap")
+        imap.add_argument("--imap", metavar="HOST[:PORT]", help="IMAP server [MFC_IMAP]")
+        imap.add_argument("--imap-user", metavar="USER", help="IMAP user [MFC_IMAP_USER]")
+        imap.add_argument(
+            "--imap-security",
+            choices=["tls", "starttls", "plain"],
+            help="as the server will use it [MFC_IMAP_SECURITY; tls]",
         )
         if name == "login":
             _add_login_flow(sub)
