@@ -19,7 +19,7 @@ from mfconnector.auth import StaticTokenProvider, TokenProvider, UnavailableToke
 from mfconnector.auth.config import auth_config_from_args, mailbox_argument
 from mfconnector.entry.accounts_file import AccountsFileError, AccountSpec, load_accounts_file
 from mfconnector.entry.instructions import accounts_sentence, server_instructions
-from mfconnector.entry.providers import AccountBuilder, BuildPlace, ServedAccount
+from mfconnector.entry.providers import AccountBuilder, BuildPlace, ServedAccount, secret_variable
 from mfconnector.entry.routing import account_contexts, file_gate_errors, routed_tools
 from mfconnector.entry.signin import sign_in_config
 from mfconnector.errors import AuthError
@@ -578,12 +578,66 @@ def _imap_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
     return ServedAccount(account, provider, graph, graph.aclose)
 
 
+def _gmail_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
+    """A Gmail account of the file: its own Gmail emulator with ``--demo``; live, the token
+    from ``MFC_GMAIL_ACCESS_TOKEN_<NAME>`` (operator-managed) or the Google sign-in of
+    ``mfconnector login --provider gmail`` (the table's ``client_id`` over
+    ``MFC_GOOGLE_CLIENT_ID``)."""
+    from mfconnector.entry.gmail import DEMO_GMAIL_SOURCE, _live_token_provider
+    from mfconnector.gmail.account import gmail_account
+    from mfconnector.gmail.api_root import DEFAULT_GMAIL_API_ROOT, ApiRootError
+
+    gates = Gates(**{name: name in spec.gates for name in ("writes", "send", "delete")})
+    provider: TokenProvider
+    if place.mode == "demo":
+        from mfconnector.gmail_emulator import DEMO_ADDRESS, DEMO_TOKEN, GmailTransport
+
+        provider = StaticTokenProvider(DEMO_TOKEN, account=f"Gmail demo {spec.name}")
+        account = gmail_account(
+            spec.name,
+            token_provider=provider,
+            limits=place.limits,
+            gates=frozenset(gates.names),
+            transport=GmailTransport(),
+            settings={"address": DEMO_ADDRESS, "source": DEMO_GMAIL_SOURCE},
+        )
+    else:
+        env = dict(place.env)
+        operator = env.get(secret_variable("MFC_GMAIL_ACCESS_TOKEN", spec.name), "").strip()
+        env["MFC_GMAIL_ACCESS_TOKEN"] = operator
+        if spec.settings.get("client_id"):
+            env["MFC_GOOGLE_CLIENT_ID"] = str(spec.settings["client_id"])
+        provider = _live_token_provider(place.args, env, gates)
+        try:
+            account = gmail_account(
+                spec.name,
+                token_provider=provider,
+                limits=place.limits,
+                gates=frozenset(gates.names),
+                root=str(spec.settings.get("api_root") or DEFAULT_GMAIL_API_ROOT),
+            )
+        except ApiRootError as error:
+            raise UsageError(f"--accounts: account {spec.name!r}: {error}") from None
+
+    def no_graph() -> GraphClient:
+        raise UsageError(f"account {spec.name!r} is a Gmail account: it has no files")
+
+    graph = LazyGraph(no_graph)
+
+    async def close() -> None:
+        closing = getattr(account.mail, "aclose", None)
+        if closing is not None:
+            await closing()
+
+    return ServedAccount(account, provider, graph, close)
+
+
 PROVIDER_BUILDERS: dict[str, AccountBuilder] = {
     "graph": _graph_from_spec,
     "imap": _imap_from_spec,
+    "gmail": _gmail_from_spec,
 }
-"""Provider name -> the builder of its accounts. Gmail plugs in with one line (``"gmail":
-_gmail_from_spec``) when its builder is written: a builder takes
+"""Provider name -> the builder of its accounts: a builder takes
 the checked table (``spec.settings``: the keys of ``accounts_file.PROVIDER_SETTINGS``,
 never a secret), the gates (``spec.gates``) and ``place`` (flags, limits, mode,
 environment, where it reads its secrets: ``providers.secret_variable``), and returns the

@@ -357,7 +357,6 @@ IMAP = (
             None,
             "plain",
         ),
-        ('[[account]]\nname = "g"\nprovider = "gmail"\n', (), None, "'gmail' is not built into"),
         (TWO_ACCOUNTS, ("--tenant", "contoso.com"), None, "--tenant defines the one account"),
         (TWO_ACCOUNTS, ("--enable-send",), None, "--enable-send defines the one account"),
         (TWO_ACCOUNTS, (), {"MFC_ENABLE_WRITES": "1"}, "MFC_ENABLE_WRITES is set"),
