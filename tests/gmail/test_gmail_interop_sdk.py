@@ -209,10 +209,17 @@ async def check_acting(sdk: Any) -> None:
     )
     draft = drafted["draft"]["id"]
     assert drafted["draft"]["attached"][0]["size"] == attachment["size"]
+    # A drive file by reference: a reference of this account (files_list hands such ones out
+    # where an account has files), refused because a Gmail account has no drive.
+    drive_file = contract.split(".", 1)[0] + ".01AB"
     drive = await refused(
         sdk,
         "mail_create",
-        {"action": "draft", "to": ["megan@fabrikam.example"], "attachments": [{"item_id": "01AB"}]},
+        {
+            "action": "draft",
+            "to": ["megan@fabrikam.example"],
+            "attachments": [{"item_id": drive_file}],
+        },
     )
     assert drive["error_code"] == "unsupported"
 
