@@ -37,6 +37,9 @@ MODERN_META = {
 TIMEOUT_SECONDS = 60
 
 
+from mfconnector.mail.refs import Reference, account_tag  # noqa: E402
+
+
 def compact(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
@@ -53,10 +56,11 @@ def demo_ids() -> dict[str, Any]:
     text_file = drive.by_path("/Documents/Notes de réunion – Tōkyō.txt")
     if text_file is None:
         raise SystemExit("the demo data no longer has the file this script reads")
+    tag = account_tag("graph", "default")  # the demo's one account (its reference tag)
     return {
-        "long_message": longest.immutable_id,
+        "long_message": str(Reference(tag, longest.immutable_id)),
         "long_message_chars": len(html_to_text(longest.body)),
-        "text_file": text_file.id,
+        "text_file": str(Reference(tag, text_file.id)),
     }
 
 
