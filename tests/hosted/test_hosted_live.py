@@ -1,0 +1,183 @@
+"""``serve-http`` without ``--demo``: live Graph with each user's on-behalf-of token.
+
+The real server process; the user's JWT from ``LocalIssuer``; Entra and Graph behind one
+loopback TLS server reached through a CONNECT proxy (``--proxy``, ``--ca-file``), as a
+deployment behind an egress proxy would reach login.microsoftonline.com and
+graph.microsoft.com. ``FakeIdP`` answers the exchange; the Graph routes record what the
+server sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.connect_proxy import ConnectProxy
+from tests.support.hosted_process import HostedServer, started
+from tests.support.idp_fake import GRAPH_APP_ID, FakeIdP
+from tests.support.idp_https import serve_idp
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
+from tests.support.oauth_issuer import TENANT, LocalIssuer
+from tests.support.tls_certs import make_ca_and_server
+
+pytestmark = pytest.mark.slow
+
+CLIENT_ID = "0c0c0c0c-1111-2222-3333-444444444444"
+SECRET = "connector-secret-never-shown"
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MESSAGES = ("/v1.0/me/mailFolders/inbox/messages", "/v1.0/me/messages")
+
+
+@dataclass
+class Live:
+    server: HostedServer
+    idp: FakeIdP
+    graph: LoopbackServer
+    proxy: ConnectProxy
+
+    def graph_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.graph.requests if r.path.startswith("/v1.0/")]
+
+    def exchanges(self) -> list[Any]:
+        return self.idp.token_requests("urn:ietf:params:oauth:grant-type:jwt-bearer")
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Live]:
+    idp = FakeIdP(client_id=CLIENT_ID, client_secret=SECRET)
+    pki = make_ca_and_server(
+        tmp_path / "pki", ["127.0.0.1", "login.microsoftonline.com", "graph.microsoft.com"]
+    )
+    assert pki.ca_file is not None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki.cert_file, pki.key_file)
+    with LoopbackServer() as jwks, LoopbackServer(tls=context) as remote:
+        issuer = LocalIssuer(jwks)
+        issuer.publish()
+        serve_idp(remote, idp)
+        for method, path in (
+            ("GET", f"/{TENANT}/v2.0/.well-known/openid-configuration"),
+            ("POST", f"/{TENANT}/oauth2/v2.0/token"),
+        ):
+            remote.route(method, path, lambda request, idp=idp: _idp_answer(idp, request))
+        for path in MESSAGES:
+            remote.route("GET", path, Reply.json({"value": []}))
+        with ConnectProxy(("127.0.0.1", remote.port)) as proxy:
+            env = {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CLIENT_SECRET": SECRET}
+            with started(
+                issuer,
+                tmp_path / "server",
+                "--proxy",
+                proxy.url,
+                "--ca-file",
+                str(pki.ca_file),
+                demo=False,
+                env_extra=env,
+            ) as server:
+                yield Live(server, idp, remote, proxy)
+
+
+def _idp_answer(idp: FakeIdP, request: RecordedRequest) -> Reply:
+    host = (request.header("host") or "").split(":")[0]
+    response = idp.answer_http(
+        request.method, f"https://{host}{request.target}", request.body, dict(request.headers)
+    )
+    return Reply(response.status_code, tuple(response.headers.items()), response.text.encode())
+
+
+def call_mail_list(live: Live, token: str) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "mail_list", "arguments": {"limit": 1}, "_meta": META},
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "mail_list",
+    }
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        response = client.post(live.server.url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    reply: dict[str, Any] = response.json()
+    return reply
+
+
+def claims_of(bearer: str) -> dict[str, Any]:
+    payload = bearer.removeprefix("Bearer ").split(".")[1]
+    decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=="))
+    return decoded
+
+
+def test_mail_list_reaches_graph_with_the_obo_token_never_the_clients(live: Live) -> None:
+    token = live.server.token("a1")
+    reply = call_mail_list(live, token)
+    assert reply["result"].get("isError") is not True, reply
+    sent = live.graph_requests()
+    assert sent, "no request reached Graph"
+    assert [e.data.get("assertion") for e in live.exchanges()] == [token]
+    for request in sent:
+        authorization = request.header("authorization") or ""
+        assert token not in authorization
+        assert authorization == f"Bearer {live.idp.access_tokens[0]}"
+        assert claims_of(authorization)["aud"] == GRAPH_APP_ID
+    assert "graph.microsoft.com:443" in live.proxy.hosts()
+    assert "login.microsoftonline.com:443" in live.proxy.hosts()
+    stderr = live.server.stderr()
+    assert SECRET not in stderr and token not in stderr
+    assert not any(secret in stderr for secret in live.idp.secrets())
+
+
+def test_the_exchange_is_cached_and_a_new_bearer_is_a_new_assertion(live: Live) -> None:
+    first = live.server.token("a1")
+    call_mail_list(live, first)
+    call_mail_list(live, first)
+    assert len(live.exchanges()) == 1
+    second = live.server.token("a1", jti="another-token")
+    assert second != first
+    call_mail_list(live, second)
+    assert [e.data.get("assertion") for e in live.exchanges()] == [first, second]
+
+
+def test_two_users_reach_graph_each_with_their_own_token(live: Live) -> None:
+    call_mail_list(live, live.server.token("a1"))
+    call_mail_list(live, live.server.token("b2"))
+    oids = [claims_of(r.header("authorization") or "")["oid"] for r in live.graph_requests()]
+    assert oids[0].endswith("a1") and oids[-1].endswith("b2")
+    assert len({r.header("authorization") for r in live.graph_requests()}) == 2
+
+
+@pytest.mark.parametrize(
+    ("refusal", "hint"),
+    [("grant_expired", "sign in again"), ("consent_required", "administrator grants consent")],
+)
+def test_an_idp_refusal_is_auth_required_and_serving_continues(
+    live: Live, refusal: str, hint: str
+) -> None:
+    live.idp.obo_error = refusal
+    reply = call_mail_list(live, live.server.token("a1"))
+    result = reply["result"]
+    assert result["isError"] is True
+    text = json.dumps(result)
+    assert "auth_required" in text
+    assert hint in text
+    assert "Traceback" not in text
+    assert not live.graph_requests()
+    live.idp.obo_error = None
+    again = call_mail_list(live, live.server.token("a1", jti="after-refusal"))
+    assert again["result"].get("isError") is not True, again
+    assert live.graph_requests()
