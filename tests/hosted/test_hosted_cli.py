@@ -57,8 +57,13 @@ def test_live_mode_without_the_app_registration_exits_2_naming_it(
 
 
 def test_live_mode_needs_an_issuer_naming_one_tenant() -> None:
-    args = [a if a != "https://login.example.test/t/v2.0" else "https://login.example.test/common/v2.0" for a in BASE]
-    result = run(*args, env={"MFC_CLIENT_ID": "id", "MFC_CLIENT_SECRET": "s3cret-value-never-shown"})
+    args = [
+        a if a != "https://login.example.test/t/v2.0" else "https://login.example.test/common/v2.0"
+        for a in BASE
+    ]
+    result = run(
+        *args, env={"MFC_CLIENT_ID": "id", "MFC_CLIENT_SECRET": "s3cret-value-never-shown"}
+    )
     assert result.returncode == 2, result.stderr
     assert "--oauth-issuer must name one tenant" in result.stderr
     assert "s3cret-value-never-shown" not in result.stderr
