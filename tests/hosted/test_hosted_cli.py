@@ -107,3 +107,12 @@ def test_stdio_start_up_does_not_import_the_http_stack() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_live_mode_with_a_missing_ca_file_exits_2_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-ca.pem"
+    app = {"MFC_CLIENT_ID": "id", "MFC_CLIENT_SECRET": "s3cret-value-never-shown"}
+    result = run(*BASE, "--ca-file", str(missing), env=app)
+    assert result.returncode == 2, result.stderr
+    assert f"the CA file {missing} does not exist" in result.stderr
+    assert "Traceback" not in result.stderr
