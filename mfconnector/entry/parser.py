@@ -11,6 +11,7 @@ import argparse
 from mfconnector import __version__
 from mfconnector.auth.config import add_auth_arguments
 from mfconnector.hosted.serve import add_http_arguments
+from mfconnector.net.settings import add_network_arguments
 from mfconnector.writes.gates import add_gate_arguments
 
 __all__ = ["AUTH_COMMANDS", "build_parser"]
@@ -173,4 +174,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(http)
     add_gate_arguments(http)
     add_http_arguments(http)
+    add_network_arguments(http)  # live mode: the on-behalf-of exchange and Graph
     return parser

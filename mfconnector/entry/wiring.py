@@ -150,9 +150,13 @@ def build_context(
     *,
     state: RedisState | None = None,
     namespace: str = "",
+    sign_in: SignIn | None = None,
 ) -> tuple[ToolContext, LazyGraph]:
     """The tools' context for the mode the flags name (``--demo``, ``--fixtures``, live),
     and the lazy Graph client, which the caller closes when serving ends.
+
+    ``sign_in``: live mode's sign-in when the caller has one (a hosted user's on-behalf-of
+    token provider) instead of the one the flags describe.
 
     ``state``: the shared store (``--state-url``); ``namespace``: a hosted user's subject
     key, which their preparations, audit trail and cursors are bound to. ``specs``: the
@@ -214,8 +218,9 @@ def build_context(
         graph = LazyGraph(no_graph)
     else:
         mode, source = "live", None
-        sign_in = live_sign_in(args, gates)
-        graph = LazyGraph(lambda: _live_graph(sign_in, limits))
+        live = live_sign_in(args, gates) if sign_in is None else sign_in
+        sign_in = live
+        graph = LazyGraph(lambda: _live_graph(live, limits))
     context = ToolContext(
         limits=limits,
         mode=mode,

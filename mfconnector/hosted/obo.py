@@ -22,6 +22,7 @@ import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,12 @@ from mfconnector.hosted.bearer import Subject
 if TYPE_CHECKING:
     from mfconnector.hosted.sealed_tokens import SealedTokens
 
-__all__ = ["OBO_EXPIRY_MARGIN_SECONDS", "OnBehalfOf", "SubjectTokenProvider"]
+__all__ = ["OBO_EXPIRY_MARGIN_SECONDS", "REQUEST_SUBJECT", "OnBehalfOf", "SubjectTokenProvider"]
+
+REQUEST_SUBJECT: ContextVar[Subject | None] = ContextVar("mfc_request_subject", default=None)
+"""Who the request being served acts for, with the bearer token it came with (set by
+``TenantPool.use``): a user's state outlives one token, and each request's exchange must
+use that request's own token as the assertion."""
 
 OBO_EXPIRY_MARGIN_SECONDS = 300
 """A cached Graph token is replaced this long before it expires (a long read must not
@@ -192,9 +198,17 @@ class SubjectTokenProvider:
         self._exchange = exchange
         self._subject = subject
 
+    def _current(self) -> Subject:
+        """The request's own subject (its newest token) when it is this user; else the one
+        the state was built for."""
+        current = REQUEST_SUBJECT.get()
+        return (
+            current if current is not None and current.key == self._subject.key else self._subject
+        )
+
     async def get_token(self, *, force_refresh: bool = False, claims: str | None = None) -> str:
         return await self._exchange.graph_token(
-            self._subject, force_refresh=force_refresh, claims=claims
+            self._current(), force_refresh=force_refresh, claims=claims
         )
 
     async def describe(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -97,7 +98,10 @@ def parse_listen(value: str) -> tuple[str, int]:
 
 def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     """Check every setting, then serve until SIGTERM or SIGINT."""
+    from mfconnector.hosted.live import LiveSettingsError
     from mfconnector.hosted.resource import SettingsError, is_loopback_host
+    from mfconnector.hosted.sealed_tokens import SealKeyError
+    from mfconnector.net.settings import NetworkSettingsError
     from mfconnector.writes.gates import GateConfigError, gates_from_args
     from mfconnector.writes.state_url import (
         STATE_START_HINT,
@@ -112,18 +116,23 @@ def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int
         host, port = parse_listen(listen)
         if args.demo == "gmail" or getattr(args, "gmail", None):
             raise ListenError("serve-http serves the Microsoft 365 demo only: no Gmail yet")
-        if not args.demo:
-            raise ListenError(
-                "serve-http serves --demo only in this version: live Graph on each user's "
-                "behalf (on-behalf-of) is not wired yet"
-            )
         if bool(args.tls_cert) != bool(args.tls_key):
             raise ListenError("--tls-cert and --tls-key go together")
         gates = gates_from_args(args)
         state_url_of(args, os.environ)  # a bad URL is a usage error before anything else
         _setup(args, limits, gates)  # every setting checked before Redis is reached
-    except (ListenError, SettingsError, GateConfigError, StateUrlError) as error:
+    except (
+        ListenError,
+        SettingsError,
+        GateConfigError,
+        StateUrlError,
+        LiveSettingsError,
+        SealKeyError,
+    ) as error:
         print(f"mfconnector: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except NetworkSettingsError as error:
+        print(f"mfconnector: {error.message}", file=sys.stderr)
         return EXIT_USAGE
     try:
         state = shared_state(args, limits)
@@ -166,9 +175,11 @@ def _setup(
                 raise ListenError(f"--allowed-origins: {raw.strip()[:60]!r} is not an origin")
             origins.add(origin)
 
-    def build(subject: Subject) -> Tenant:
-        return _demo_tenant(args, limits, gates, subject, state)
-
+    build: Callable[[Subject], Tenant]
+    if args.demo:
+        build = functools.partial(_demo_tenant, args, limits, gates, state=state)
+    else:
+        build = _live_builder(args, limits, gates, state)
     pool = TenantPool(build, limits.http_subjects)
     return HostedSetup(resource, pool, frozenset(origins), state)
 
@@ -178,6 +189,7 @@ def _demo_tenant(
     limits: Limits,
     gates: Any,
     subject: Subject,
+    *,
     state: RedisState | None,
 ) -> Tenant:
     """A fresh in-memory mailbox; the send state, audit trail and cursors bound to the
@@ -192,6 +204,37 @@ def _demo_tenant(
         return build_server(context, gates)
 
     return Tenant(new_server(), new_server, graph.aclose)
+
+
+def _live_builder(
+    args: argparse.Namespace, limits: Limits, gates: Any, state: RedisState | None
+) -> Callable[[Subject], Tenant]:
+    """Each user's tenant reads live Graph with the on-behalf-of token of the request's own
+    bearer token; preparations, audit trail and cursors are bound to the subject key."""
+    from mfconnector.entry.wiring import SignIn, build_context, build_server
+    from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
+    from mfconnector.hosted.live import on_behalf_of
+    from mfconnector.hosted.obo import SubjectTokenProvider
+    from mfconnector.hosted.tenants import Tenant
+    from mfconnector.net.settings import network_settings_from_args
+    from mfconnector.server import McpServer
+
+    network = network_settings_from_args(args, os.environ)
+    exchange = on_behalf_of(args.oauth_issuer, os.environ, network, state)
+
+    def build(subject: Subject) -> Tenant:
+        provider = SubjectTokenProvider(exchange, subject)
+        sign_in = SignIn(provider, graph_root=DEFAULT_GRAPH_ROOT, network=network)
+        context, graph = build_context(
+            args, limits, gates, state=state, namespace=subject.key, sign_in=sign_in
+        )
+
+        def new_server() -> McpServer:
+            return build_server(context, gates)
+
+        return Tenant(new_server(), new_server, graph.aclose)
+
+    return build
 
 
 async def _serve(

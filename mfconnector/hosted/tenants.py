@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from mfconnector.hosted.bearer import Subject
+from mfconnector.hosted.obo import REQUEST_SUBJECT
 from mfconnector.server import McpServer
 
 __all__ = ["Tenant", "TenantPool"]
@@ -55,9 +56,11 @@ class TenantPool:
     async def use(self, subject: Subject) -> AsyncIterator[Tenant]:
         key = subject.key
         self._in_use[key] += 1
+        current = REQUEST_SUBJECT.set(subject)
         try:
             yield await self._get(key, subject)
         finally:
+            REQUEST_SUBJECT.reset(current)
             self._in_use[key] -= 1
             if not self._in_use[key]:
                 del self._in_use[key]

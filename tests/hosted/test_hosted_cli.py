@@ -3,6 +3,7 @@ that names the setting, warnings go to stderr, and the stdio server never pays f
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,22 +26,47 @@ BASE = [
 ]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MFC_CLIENT_")}
     return subprocess.run(
         [sys.executable, "-m", "mfconnector", "serve-http", *args],
         capture_output=True,
         text=True,
         timeout=60,
         stdin=subprocess.DEVNULL,
+        env={**clean, **(env or {})},
     )
 
 
-def test_without_demo_it_refuses_and_says_why() -> None:
-    result = run(*BASE)
-    assert result.returncode == 2
-    assert "--demo only" in result.stderr
-    assert "on-behalf-of" in result.stderr
+@pytest.mark.parametrize(
+    ("env", "missing"),
+    [
+        ({"MFC_CLIENT_SECRET": "s3cret-value-never-shown"}, "MFC_CLIENT_ID"),
+        ({"MFC_CLIENT_ID": "11111111-2222-3333-4444-555555555555"}, "MFC_CLIENT_SECRET"),
+        ({}, "MFC_CLIENT_ID and MFC_CLIENT_SECRET"),
+    ],
+)
+def test_live_mode_without_the_app_registration_exits_2_naming_it(
+    env: dict[str, str], missing: str
+) -> None:
+    result = run(*BASE, env=env)
+    assert result.returncode == 2, result.stderr
+    assert f"needs {missing}" in result.stderr
+    assert "s3cret-value-never-shown" not in result.stderr
     assert result.stdout == ""
+
+
+def test_live_mode_needs_an_issuer_naming_one_tenant() -> None:
+    args = [
+        a if a != "https://login.example.test/t/v2.0" else "https://login.example.test/common/v2.0"
+        for a in BASE
+    ]
+    result = run(
+        *args, env={"MFC_CLIENT_ID": "id", "MFC_CLIENT_SECRET": "s3cret-value-never-shown"}
+    )
+    assert result.returncode == 2, result.stderr
+    assert "--oauth-issuer must name one tenant" in result.stderr
+    assert "s3cret-value-never-shown" not in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -81,3 +107,12 @@ def test_stdio_start_up_does_not_import_the_http_stack() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_live_mode_with_a_missing_ca_file_exits_2_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-ca.pem"
+    app = {"MFC_CLIENT_ID": "id", "MFC_CLIENT_SECRET": "s3cret-value-never-shown"}
+    result = run(*BASE, "--ca-file", str(missing), env=app)
+    assert result.returncode == 2, result.stderr
+    assert f"the CA file {missing} does not exist" in result.stderr
+    assert "Traceback" not in result.stderr

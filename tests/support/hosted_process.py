@@ -78,17 +78,21 @@ def started(
     *extra: str,
     listen: str | None = "127.0.0.1:0",
     env_listen: str = "",
+    demo: bool = True,
+    env_extra: dict[str, str] | None = None,
 ) -> Iterator[HostedServer]:
-    """One serve-http process trusting ``issuer``, its stderr in ``tmp_path``."""
+    """One serve-http process trusting ``issuer``, its stderr in ``tmp_path``; ``demo``
+    False serves live Graph (give it the app registration in ``env_extra``)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     stderr_path = tmp_path / "server-stderr.txt"
     env = {**os.environ, "HOME": str(tmp_path / "home"), "MFC_HTTP_LISTEN": env_listen}
+    env.update(env_extra or {})
     command = [
         sys.executable,
         "-m",
         "mfconnector",
         "serve-http",
-        "--demo",
+        *(["--demo"] if demo else []),
         *(["--listen", listen] if listen is not None else []),
         "--public-url",
         PUBLIC_URL,

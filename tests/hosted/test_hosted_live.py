@@ -1,0 +1,268 @@
+"""``serve-http`` without ``--demo``: live Graph with each user's on-behalf-of token.
+
+The real server process; the user's JWT from ``LocalIssuer``; Entra and Graph behind one
+loopback TLS server reached through a CONNECT proxy (``--proxy``, ``--ca-file``), as a
+deployment behind an egress proxy would reach login.microsoftonline.com and
+graph.microsoft.com. ``FakeIdP`` answers the exchange; the Graph routes record what the
+server sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.connect_proxy import ConnectProxy
+from tests.support.hosted_process import HostedServer, started
+from tests.support.idp_fake import GRAPH_APP_ID, FakeIdP
+from tests.support.idp_https import serve_idp
+from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
+from tests.support.oauth_issuer import TENANT, LocalIssuer
+from tests.support.redis_server import RedisServer, redis_server
+from tests.support.tls_certs import make_ca_and_server
+
+pytestmark = pytest.mark.slow
+
+CLIENT_ID = "0c0c0c0c-1111-2222-3333-444444444444"
+SECRET = "connector-secret-never-shown"
+MODERN = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MESSAGES = ("/v1.0/me/mailFolders/inbox/messages", "/v1.0/me/messages")
+
+
+@dataclass
+class Live:
+    servers: list[HostedServer]
+    idp: FakeIdP
+    graph: LoopbackServer
+    proxy: ConnectProxy
+
+    @property
+    def server(self) -> HostedServer:
+        return self.servers[0]
+
+    def graph_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.graph.requests if r.path.startswith("/v1.0/")]
+
+    def exchanges(self) -> list[Any]:
+        return self.idp.token_requests("urn:ietf:params:oauth:grant-type:jwt-bearer")
+
+
+@contextmanager
+def live_servers(
+    tmp_path: Path, *extra: str, replicas: int = 1, env: dict[str, str] | None = None
+) -> Iterator[Live]:
+    """``replicas`` live serve-http processes trusting one issuer; Entra and Graph on one
+    loopback TLS server behind a CONNECT proxy."""
+    idp = FakeIdP(client_id=CLIENT_ID, client_secret=SECRET)
+    pki = make_ca_and_server(
+        tmp_path / "pki", ["127.0.0.1", "login.microsoftonline.com", "graph.microsoft.com"]
+    )
+    assert pki.ca_file is not None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki.cert_file, pki.key_file)
+    with LoopbackServer() as jwks, LoopbackServer(tls=context) as remote, ExitStack() as stack:
+        issuer = LocalIssuer(jwks)
+        issuer.publish()
+        serve_idp(remote, idp)
+        for method, path in (
+            ("GET", f"/{TENANT}/v2.0/.well-known/openid-configuration"),
+            ("POST", f"/{TENANT}/oauth2/v2.0/token"),
+        ):
+            remote.route(method, path, lambda request, idp=idp: _idp_answer(idp, request))
+        for path in MESSAGES:
+            remote.route("GET", path, Reply.json({"value": []}))
+        proxy = stack.enter_context(ConnectProxy(("127.0.0.1", remote.port)))
+        settings = {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CLIENT_SECRET": SECRET, **(env or {})}
+        network = ("--proxy", proxy.url, "--ca-file", str(pki.ca_file))
+        servers = [
+            stack.enter_context(
+                started(
+                    issuer,
+                    tmp_path / f"server{n}",
+                    *network,
+                    *extra,
+                    demo=False,
+                    env_extra=settings,
+                )
+            )
+            for n in range(replicas)
+        ]
+        yield Live(servers, idp, remote, proxy)
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    with redis_server(tmp_path / "redis") as server:
+        yield server
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Live]:
+    with live_servers(tmp_path) as one:
+        yield one
+
+
+def _idp_answer(idp: FakeIdP, request: RecordedRequest) -> Reply:
+    host = (request.header("host") or "").split(":")[0]
+    response = idp.answer_http(
+        request.method, f"https://{host}{request.target}", request.body, dict(request.headers)
+    )
+    return Reply(response.status_code, tuple(response.headers.items()), response.text.encode())
+
+
+def call_mail_list(
+    live: Live, token: str, arguments: dict[str, Any] | None = None, replica: int = 0
+) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "mail_list", "arguments": arguments or {"limit": 1}, "_meta": META},
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "mail_list",
+    }
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        response = client.post(live.servers[replica].url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    reply: dict[str, Any] = response.json()
+    return reply
+
+
+def claims_of(bearer: str) -> dict[str, Any]:
+    payload = bearer.removeprefix("Bearer ").split(".")[1]
+    decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=="))
+    return decoded
+
+
+def test_mail_list_reaches_graph_with_the_obo_token_never_the_clients(live: Live) -> None:
+    token = live.server.token("a1")
+    reply = call_mail_list(live, token)
+    assert reply["result"].get("isError") is not True, reply
+    sent = live.graph_requests()
+    assert sent, "no request reached Graph"
+    assert [e.data.get("assertion") for e in live.exchanges()] == [token]
+    for request in sent:
+        authorization = request.header("authorization") or ""
+        assert token not in authorization
+        assert authorization == f"Bearer {live.idp.access_tokens[0]}"
+        assert claims_of(authorization)["aud"] == GRAPH_APP_ID
+    assert "graph.microsoft.com:443" in live.proxy.hosts()
+    assert "login.microsoftonline.com:443" in live.proxy.hosts()
+    stderr = live.server.stderr()
+    assert SECRET not in stderr and token not in stderr
+    assert not any(secret in stderr for secret in live.idp.secrets())
+
+
+def test_the_exchange_is_cached_and_a_new_bearer_is_a_new_assertion(live: Live) -> None:
+    first = live.server.token("a1")
+    call_mail_list(live, first)
+    call_mail_list(live, first)
+    assert len(live.exchanges()) == 1
+    second = live.server.token("a1", jti="another-token")
+    assert second != first
+    call_mail_list(live, second)
+    assert [e.data.get("assertion") for e in live.exchanges()] == [first, second]
+
+
+def test_two_users_reach_graph_each_with_their_own_token(live: Live) -> None:
+    call_mail_list(live, live.server.token("a1"))
+    call_mail_list(live, live.server.token("b2"))
+    oids = [claims_of(r.header("authorization") or "")["oid"] for r in live.graph_requests()]
+    assert oids[0].endswith("a1") and oids[-1].endswith("b2")
+    assert len({r.header("authorization") for r in live.graph_requests()}) == 2
+
+
+@pytest.mark.parametrize(
+    ("refusal", "hint"),
+    [("grant_expired", "sign in again"), ("consent_required", "administrator grants consent")],
+)
+def test_an_idp_refusal_is_auth_required_and_serving_continues(
+    live: Live, refusal: str, hint: str
+) -> None:
+    live.idp.obo_error = refusal
+    reply = call_mail_list(live, live.server.token("a1"))
+    result = reply["result"]
+    assert result["isError"] is True
+    text = json.dumps(result)
+    assert "auth_required" in text
+    assert hint in text
+    assert "Traceback" not in text
+    assert not live.graph_requests()
+    live.idp.obo_error = None
+    again = call_mail_list(live, live.server.token("a1", jti="after-refusal"))
+    assert again["result"].get("isError") is not True, again
+    assert live.graph_requests()
+
+
+def graph_message(number: int) -> dict[str, Any]:
+    return {
+        "id": f"AAMkAGUAAAwTW09AA{number}=",
+        "subject": f"Quarterly figures {number}",
+        "receivedDateTime": f"2026-11-0{number}T09:00:00Z",
+        "from": {"emailAddress": {"name": "Megan", "address": "megan@contoso.example"}},
+    }
+
+
+def test_one_users_cursor_is_refused_to_another_and_continues_for_its_owner(
+    live: Live,
+) -> None:
+    first_page = {
+        "value": [graph_message(1), graph_message(2), graph_message(3)],
+        "@odata.nextLink": "https://graph.microsoft.com/v1.0/me/messages?%24skip=3",
+    }
+    for path in MESSAGES:
+        live.graph.route("GET", path, Reply.json(first_page))
+    listed = call_mail_list(live, live.server.token("a1"), {"limit": 2})["result"]
+    cursor = listed["structuredContent"]["skipped"]["items"]["cursor"]
+
+    def next_pages() -> list[RecordedRequest]:
+        return [r for r in live.graph_requests() if "skip" in r.query]
+
+    refused = call_mail_list(live, live.server.token("b2"), {"cursor": cursor, "limit": 2})
+    assert refused["result"]["isError"] is True
+    said = json.loads(refused["result"]["content"][0]["text"])["error"]
+    assert said["error_code"] == "invalid_arguments", said
+    assert "Quarterly figures" not in json.dumps(refused)
+    assert not next_pages(), "b2 read nothing of a1's listing"
+    continued = call_mail_list(live, live.server.token("a1"), {"cursor": cursor, "limit": 2})
+    assert continued["result"]["structuredContent"]["messages"], continued
+    assert "Quarterly figures 3" in json.dumps(continued["result"]["structuredContent"])
+
+
+SEAL_KEY = "5f" * 32
+
+
+def test_replicas_on_one_redis_share_the_sealed_graph_token(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    extra = ("--state-url", redis.url)
+    env = {"MFC_TOKEN_CACHE_KEY": SEAL_KEY}
+    with live_servers(tmp_path, *extra, replicas=2, env=env) as two:
+        token = two.server.token("a1")
+        call_mail_list(two, token, replica=0)
+        call_mail_list(two, token, replica=1)
+        assert len(two.exchanges()) == 1, "the second replica found the sealed token"
+        graph_token = two.idp.access_tokens[0]
+        authorizations = {r.header("authorization") for r in two.graph_requests()}
+        assert authorizations == {f"Bearer {graph_token}"}
+        slots = redis.command("--scan", "--pattern", "*:token:*").split()
+        assert len(slots) == 1, "one sealed token for one user and one assertion"
+        sealed = redis.command("--no-raw", "get", slots[0])
+        assert sealed and graph_token not in sealed and token not in sealed
