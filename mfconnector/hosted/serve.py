@@ -116,6 +116,12 @@ def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int
         host, port = parse_listen(listen)
         if args.demo == "gmail" or getattr(args, "gmail", None):
             raise ListenError("serve-http serves the Microsoft 365 demo only: no Gmail yet")
+        if getattr(args, "imap", None) or os.environ.get("MFC_IMAP", "").strip():
+            # One IMAP login would serve every signed-in user the same mailbox.
+            raise ListenError(
+                "serve-http serves Microsoft 365 accounts only: --imap / MFC_IMAP name one "
+                "mailbox, which every user would share; unset it"
+            )
         if bool(args.tls_cert) != bool(args.tls_key):
             raise ListenError("--tls-cert and --tls-key go together")
         gates = gates_from_args(args)

@@ -69,6 +69,16 @@ def test_live_mode_needs_an_issuer_naming_one_tenant() -> None:
     assert "s3cret-value-never-shown" not in result.stderr
 
 
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_an_imap_account_is_refused_so_no_two_users_share_a_mailbox(how: str) -> None:
+    """serve-http serves each signed-in user their own mailbox; one IMAP login is one."""
+    flags = ["--imap", "imap.example.org"] if how == "flag" else []
+    env = {"MFC_IMAP": "imap.example.org"} if how == "environment" else {}
+    result = run("--demo", *BASE, *flags, env=env)
+    assert result.returncode == 2, result.stderr
+    assert "every user would share" in result.stderr and result.stdout == ""
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
