@@ -42,8 +42,12 @@ _SYNTAX = {
     "Invalid \\escape": "a string holds an invalid backslash escape",
     "Invalid \\uXXXX escape": "a string holds an invalid \\u escape",
     "Extra data": "more text follows the JSON value",
+    "Illegal trailing comma before end of object": "a comma ends an object (nothing follows it)",
+    "Illegal trailing comma before end of array": "a comma ends an array (nothing follows it)",
 }
-"""Python's parser's messages, said in our words (and its wording never reaches a user)."""
+"""Python's parser's messages, said in our words (and its wording never reaches a user).
+Python 3.13 names a trailing comma itself; earlier versions report the key or value that
+should follow it."""
 
 REFUSED_NUMBER: Any = object()
 """What a noted over-long integer parses as: a value that no id or argument check accepts."""

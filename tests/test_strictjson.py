@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
 
@@ -74,9 +75,24 @@ def test_nesting_past_the_parser_and_bad_syntax_say_so() -> None:
         parse_strict("[" * 100_000 + "]" * 100_000)
     assert deep.value.kind == "too_deep"
     with pytest.raises(StrictJsonError) as bad:
-        parse_strict('{\n  "a": 1,\n  }')
+        parse_strict('{\n  "a": 1,\n  3}')
     assert bad.value.kind == "syntax" and (bad.value.line, bad.value.column) == (3, 3)
     assert str(bad.value) == "a key must be a string in quotes"
+
+
+@pytest.mark.parametrize(
+    ("text", "before_3_13", "from_3_13"),
+    [
+        ('{"a": 1,}', "a key must be a string in quotes", "a comma ends an object"),
+        ("[1, 2,]", "a value is missing", "a comma ends an array"),
+    ],
+)
+def test_a_trailing_comma_is_said_in_our_words(text: str, before_3_13: str, from_3_13: str) -> None:
+    """Python 3.13's parser names the trailing comma; earlier ones the missing key or value."""
+    with pytest.raises(StrictJsonError) as bad:
+        parse_strict(text)
+    expected = from_3_13 if sys.version_info >= (3, 13) else before_3_13
+    assert bad.value.kind == "syntax" and str(bad.value).startswith(expected)
 
 
 @pytest.mark.parametrize(
