@@ -30,6 +30,7 @@ import trio
 
 from mfconnector.errors import AuthError
 from mfconnector.hosted.bearer import Subject
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from mfconnector.hosted.sealed_tokens import SealedTokens
@@ -41,19 +42,16 @@ REQUEST_SUBJECT: ContextVar[Subject | None] = ContextVar("mfc_request_subject", 
 ``TenantPool.use``): a user's state outlives one token, and each request's exchange must
 use that request's own token as the assertion."""
 
+# The exchange's bounds (tokens cached, exchanges at once, time-outs) are limits:
+# ``Limits.obo_*``. What stays here is policy and protocol, not a bound on anything.
 OBO_EXPIRY_MARGIN_SECONDS = 300
 """A cached Graph token is replaced this long before it expires (a long read must not
-start with a token that dies half-way)."""
-OBO_CACHE_USERS = 10_000
-"""Most cached Graph tokens held at once (a few KB each)."""
-OBO_CONCURRENT_EXCHANGES = 4
-"""Exchanges with Entra at once; more wait (each is one HTTP request in a thread)."""
-OBO_CALL_SECONDS = 30.0
-"""Longest one exchange may take, msal's own HTTP time-outs included."""
+start with a token that dies half-way). Not a limit: it bounds no resource and no input,
+and Entra's tokens live 60-90 minutes, so any margin of a few minutes does."""
 
 CONSENT_ERRORS = {65001, 65004, 50076, 50079, 53003}
 """AADSTS codes that no retry fixes: consent missing or declined, MFA or a
-Conditional Access policy the user must satisfy in the client."""
+Conditional Access policy the user must satisfy in the client (Entra's error codes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +77,7 @@ class OnBehalfOf:
         http_client: Any = None,
         clock: Callable[[], float] = time.time,
         shared: SealedTokens | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self._client_id = client_id
         self._credential = client_credential
@@ -87,9 +86,10 @@ class OnBehalfOf:
         self._http_client = http_client
         self._clock = clock
         self._shared = shared
+        self._limits = limits
         self._app: Any = None
         self._cache: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
-        self._limiter = trio.CapacityLimiter(OBO_CONCURRENT_EXCHANGES)
+        self._limiter = trio.CapacityLimiter(limits.obo_exchanges)
         self.exchanges = 0
         """Exchanges sent to Entra so far (for status and tests)."""
 
@@ -117,7 +117,7 @@ class OnBehalfOf:
             self._cache.move_to_end(key)
             return cached.token
         try:
-            with trio.fail_after(OBO_CALL_SECONDS):
+            with trio.fail_after(self._limits.obo_call_seconds):
                 result = await trio.to_thread.run_sync(
                     self._exchange,
                     subject.token,
@@ -144,7 +144,7 @@ class OnBehalfOf:
     def _remember(self, key: tuple[str, str], cached: _Cached) -> None:
         self._cache[key] = cached
         self._cache.move_to_end(key)
-        while len(self._cache) > OBO_CACHE_USERS:
+        while len(self._cache) > self._limits.obo_cached_tokens:
             self._cache.popitem(last=False)
 
     def _exchange(self, assertion: str, claims: str | None) -> dict[str, Any]:
@@ -185,7 +185,7 @@ def _error_from(result: dict[str, Any]) -> AuthError:
     if result.get("error") in {"invalid_client", "unauthorized_client"}:
         return AuthError(
             "the connector's own client credentials were refused",
-            hint="check MFC_CLIENT_ID and MFC_CLIENT_SECRET (or the certificate) on the server",
+            hint="check MFC_CLIENT_ID and MFC_CLIENT_SECRET or MFC_CLIENT_CERT_PATH on the server",
         )
     reason = f" (AADSTS{code})" if code else ""
     return AuthError(f"the on-behalf-of exchange failed{reason}", hint="retry in a moment")
