@@ -211,5 +211,6 @@ def on_behalf_of(
         http_client=signin_session(network, timeout_seconds=limits.obo_http_seconds),
         shared=shared,
         limits=limits,
+        network=network,
     )
     return exchange, cloud

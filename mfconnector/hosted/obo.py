@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import trio
 
@@ -34,6 +35,7 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from mfconnector.hosted.sealed_tokens import SealedTokens
+    from mfconnector.net.settings import NetworkSettings
 
 __all__ = ["OBO_EXPIRY_MARGIN_SECONDS", "REQUEST_SUBJECT", "OnBehalfOf", "SubjectTokenProvider"]
 
@@ -78,6 +80,7 @@ class OnBehalfOf:
         clock: Callable[[], float] = time.time,
         shared: SealedTokens | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        network: NetworkSettings | None = None,
     ) -> None:
         self._client_id = client_id
         self._credential = client_credential
@@ -87,6 +90,8 @@ class OnBehalfOf:
         self._clock = clock
         self._shared = shared
         self._limits = limits
+        self._network = network
+        """The proxy and trust ``http_client`` uses, for the words of a network failure."""
         self._app: Any = None
         self._cache: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
         self._limiter = trio.CapacityLimiter(limits.obo_exchanges)
@@ -130,6 +135,11 @@ class OnBehalfOf:
                 "the identity provider did not answer the on-behalf-of exchange in time",
                 hint="retry in a moment",
             ) from None
+        except Exception as exc:  # msal raises (requests' errors) when Entra cannot be reached
+            mapped = self._network_problem(exc)
+            if mapped is None:
+                raise
+            raise mapped from None
         token = result.get("access_token")
         if not isinstance(token, str):
             raise _error_from(result)
@@ -140,6 +150,13 @@ class OnBehalfOf:
         if self._shared is not None:
             await self._shared.put(*key, token, fresh.expires_at, lifetime)
         return token
+
+    def _network_problem(self, exc: Exception) -> AuthError | None:
+        from mfconnector.auth.translate import network_problem
+        from mfconnector.net.settings import NetworkSettings
+
+        host = urlsplit(self._authority).hostname or self._authority
+        return network_problem(exc, host, self._network or NetworkSettings())
 
     def _remember(self, key: tuple[str, str], cached: _Cached) -> None:
         self._cache[key] = cached
