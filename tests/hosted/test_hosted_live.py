@@ -178,6 +178,20 @@ def call_tool(
     return reply
 
 
+def list_tools(live: Live, token: str) -> list[dict[str, Any]]:
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}}
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        response = client.post(live.server.url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    tools: list[dict[str, Any]] = response.json()["result"]["tools"]
+    return tools
+
+
 def claims_of(bearer: str) -> dict[str, Any]:
     payload = bearer.removeprefix("Bearer ").split(".")[1]
     decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=="))
@@ -375,7 +389,7 @@ def test_a_certificate_the_app_registration_does_not_have_is_refused_by_entra(
 def test_the_issuers_cloud_picks_the_authority_and_the_graph_root(
     tmp_path: Path, hosts: CloudHosts, env: dict[str, str], permanent_delete: bool
 ) -> None:
-    with live_servers(tmp_path, env=env, hosts=hosts) as live:
+    with live_servers(tmp_path, "--enable-writes", "--enable-delete", env=env, hosts=hosts) as live:
         token = live.server.token("a1")
         reply = call_mail_list(live, token)
         assert reply["result"].get("isError") is not True, reply
@@ -390,3 +404,6 @@ def test_the_issuers_cloud_picks_the_authority_and_the_graph_root(
         assert account["capabilities"]["permanent_delete"] is permanent_delete
         if not permanent_delete:
             assert "no permanent deletion" in account["capabilities"]["missing"]["permanent_delete"]
+        offered = {tool["name"] for tool in list_tools(live, token)}
+        assert ("mail_delete_permanently" in offered) is permanent_delete
+        assert "mail_delete" in offered or "mail_modify" in offered

@@ -640,6 +640,10 @@ class FakeIdP:
         elif r.data.get("client_assertion_type") != JWT_BEARER:
             return ERRORS["public_client_disabled"]
         else:
+            if self.client_certificate is not None:
+                refused = self._check_client_assertion(r)
+                if refused:
+                    return ERRORS[refused]
             assertion = r.data.get("client_assertion", b"")
             if isinstance(assertion, bytes):
                 assertion = assertion.decode("ascii")
