@@ -376,6 +376,20 @@ class Limits:
     token_leeway_seconds: int = 60
     """Clock skew allowed on ``exp``, ``nbf`` and ``iat``."""
 
+    # --- hosted mode: the on-behalf-of exchange (mfconnector.hosted.obo) ---------------
+    obo_cached_tokens: int = 10_000
+    """Graph tokens from the exchange kept in memory at once (one per user and bearer
+    token, a few KB each); past it the least recently used is forgotten, and that user's
+    next request exchanges again."""
+    obo_exchanges: int = 4
+    """Exchanges with Entra at once (each a blocking msal call in a worker thread); more
+    wait their turn."""
+    obo_call_seconds: float = 30.0
+    """Longest one exchange may take, msal's own HTTP requests included; past it the tool
+    call is answered "did not answer in time" and the thread is abandoned."""
+    obo_http_seconds: float = 20.0
+    """msal's time-out for each HTTP request to Entra in the exchange (connect and read)."""
+
     # --- hosted mode: Streamable HTTP (mfconnector.hosted.http_app) --------------------
     http_header_bytes: int = 16_384
     """Most bytes of one request's header block (hypercorn refuses a longer one before the

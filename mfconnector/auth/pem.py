@@ -4,8 +4,12 @@ msal wants ``{"private_key": pem, "thumbprint": sha1}`` or ``{"private_key": pem
 "public_certificate": cert}``. The PEM file is read once, bounded, and parsed with
 ``cryptography`` (the library msal itself signs with), so what msal gets is a key it can
 use, and a file it could not use is refused here, in our words: no key, a
-passphrase-protected key, a key that is not RSA, no certificate and no thumbprint, a
-certificate or a thumbprint that does not belong to the key.
+passphrase-protected key without its passphrase (or with the wrong one), a key that is not
+RSA, no certificate and no thumbprint, a certificate or a thumbprint that does not belong
+to the key. The messages name the file and the setting, never what the file holds.
+
+The stdio sign-in (``--client-cert``) and hosted mode (``MFC_CLIENT_CERT_PATH``) both
+come here.
 """
 
 from __future__ import annotations
@@ -20,9 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from mfconnector.auth.config import AuthConfig, AuthConfigError
 from mfconnector.limits import DEFAULT_LIMITS
 
-__all__ = ["client_credential", "thumbprint_of"]
-
-_NEEDS_KEY = "--client-cert needs a PEM file with the private key (and certificate)"
+__all__ = ["certificate_credential", "client_credential", "thumbprint_of"]
 
 
 def client_credential(config: AuthConfig) -> str | dict[str, str]:
@@ -35,15 +37,29 @@ def client_credential(config: AuthConfig) -> str | dict[str, str]:
             "app-only mode needs a client credential",
             hint="set MFC_CLIENT_SECRET or --client-cert",
         )
-    data = _read_bounded(path, DEFAULT_LIMITS.cert_file_bytes)
-    key = _private_key(path, data)
+    return certificate_credential(path, thumbprint=config.client_cert_thumbprint)
+
+
+def certificate_credential(
+    path: Path,
+    *,
+    thumbprint: str | None = None,
+    passphrase: str | None = None,
+    setting: str = "--client-cert",
+    passphrase_setting: str | None = None,
+) -> dict[str, str]:
+    """msal's certificate credential from the PEM file at ``path`` (``setting`` names where
+    the path came from; ``passphrase_setting``, if any, where a key's passphrase may)."""
+    needs_key = f"{setting} needs a PEM file with the private key (and certificate)"
+    data = _read_bounded(path, DEFAULT_LIMITS.cert_file_bytes, needs_key)
+    key = _private_key(path, data, passphrase, needs_key, passphrase_setting)
     key_pem = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     ).decode("ascii")
     cert = _certificate(data)
-    given = config.client_cert_thumbprint
+    given = thumbprint
     if cert is not None:
         if cert.public_key() != key.public_key():
             raise AuthConfigError(
@@ -72,7 +88,7 @@ def thumbprint_of(cert: x509.Certificate) -> str:
     return cert.fingerprint(hashes.SHA1()).hex()  # Entra ID's thumbprint is SHA-1
 
 
-def _read_bounded(path: Path, limit: int) -> bytes:
+def _read_bounded(path: Path, limit: int, needs_key: str) -> bytes:
     try:
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
@@ -84,27 +100,56 @@ def _read_bounded(path: Path, limit: int) -> bytes:
         raise AuthConfigError(
             f"{path} is larger than the {limit:,}-byte limit for a certificate file"
             ": no PEM private key was read",
-            hint=_NEEDS_KEY,
+            hint=needs_key,
         )
     return data
 
 
-def _private_key(path: Path, data: bytes) -> RSAPrivateKey:
+def _private_key(
+    path: Path,
+    data: bytes,
+    passphrase: str | None,
+    needs_key: str,
+    passphrase_setting: str | None,
+) -> RSAPrivateKey:
+    password = passphrase.encode("utf-8") if passphrase else None
     try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except TypeError:  # cryptography: "Password was not given but private key is encrypted"
+        key = serialization.load_pem_private_key(data, password=password)
+    except TypeError:  # cryptography: a password for a plain key, or none for an encrypted one
+        if password is not None:
+            raise AuthConfigError(
+                f"the private key in {path} is not passphrase-protected",
+                hint=f"unset {passphrase_setting}",
+            ) from None
+        store = "store it unencrypted in a file only this user can read (chmod 600)"
         raise AuthConfigError(
             f"the private key in {path} is passphrase-protected",
-            hint="store it unencrypted in a file only this user can read (chmod 600)",
+            hint=f"set {passphrase_setting}, or {store}" if passphrase_setting else store,
         ) from None
     except (ValueError, UnsupportedAlgorithm):
-        raise AuthConfigError(f"{path} holds no PEM private key", hint=_NEEDS_KEY) from None
+        if password is not None and _is_encrypted(data):
+            raise AuthConfigError(
+                f"{passphrase_setting} does not open the private key in {path}",
+                hint=f"check {passphrase_setting}",
+            ) from None
+        raise AuthConfigError(f"{path} holds no PEM private key", hint=needs_key) from None
     if not isinstance(key, RSAPrivateKey):
         raise AuthConfigError(
             f"the private key in {path} is not an RSA key",
             hint="Microsoft Entra ID takes RSA certificates for app credentials",
         )
     return key
+
+
+def _is_encrypted(data: bytes) -> bool:
+    """Whether the file's key needs a passphrase (cryptography says so by a TypeError)."""
+    try:
+        serialization.load_pem_private_key(data, password=None)
+    except TypeError:
+        return True
+    except (ValueError, UnsupportedAlgorithm):
+        return False
+    return False
 
 
 def _certificate(data: bytes) -> x509.Certificate | None:

@@ -16,9 +16,10 @@ from typing import TypeVar
 from mfconnector.auth.config import AuthConfig
 from mfconnector.auth.errors import network_error
 from mfconnector.errors import AuthError
+from mfconnector.net.settings import NetworkSettings
 from mfconnector.net.tls import TLS_HINT, certificate_problem
 
-__all__ = ["call_msal", "translate_exception"]
+__all__ = ["call_msal", "network_problem", "translate_exception"]
 
 log = logging.getLogger("mfconnector.auth")
 
@@ -26,11 +27,16 @@ T = TypeVar("T")
 
 
 def _requests_error(exc: BaseException, config: AuthConfig) -> AuthError | None:
+    return network_problem(exc, config.cloud.authority_host, config.network)
+
+
+def network_problem(exc: BaseException, host: str, network: NetworkSettings) -> AuthError | None:
+    """What a requests failure talking to the sign-in service ``host`` means (TLS, proxy,
+    no answer); None for any other exception."""
     import requests  # a declared dependency; imported when msal has already loaded it
 
     if not isinstance(exc, requests.exceptions.RequestException):
         return None
-    host = config.cloud.authority_host
     problem = certificate_problem(exc)
     if problem is not None:
         return AuthError(
@@ -38,7 +44,7 @@ def _requests_error(exc: BaseException, config: AuthConfig) -> AuthError | None:
             hint=TLS_HINT,
             code="tls_certificate",
         )
-    proxy = config.network.proxy
+    proxy = network.proxy
     if isinstance(exc, requests.exceptions.ProxyError) and proxy is not None:
         return AuthError(
             f"the proxy {proxy.display} did not open a connection to the sign-in service ({host})",

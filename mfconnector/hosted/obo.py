@@ -25,14 +25,17 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import trio
 
 from mfconnector.errors import AuthError
 from mfconnector.hosted.bearer import Subject
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
     from mfconnector.hosted.sealed_tokens import SealedTokens
+    from mfconnector.net.settings import NetworkSettings
 
 __all__ = ["OBO_EXPIRY_MARGIN_SECONDS", "REQUEST_SUBJECT", "OnBehalfOf", "SubjectTokenProvider"]
 
@@ -41,19 +44,16 @@ REQUEST_SUBJECT: ContextVar[Subject | None] = ContextVar("mfc_request_subject", 
 ``TenantPool.use``): a user's state outlives one token, and each request's exchange must
 use that request's own token as the assertion."""
 
+# The exchange's bounds (tokens cached, exchanges at once, time-outs) are limits:
+# ``Limits.obo_*``. What stays here is policy and protocol, not a bound on anything.
 OBO_EXPIRY_MARGIN_SECONDS = 300
 """A cached Graph token is replaced this long before it expires (a long read must not
-start with a token that dies half-way)."""
-OBO_CACHE_USERS = 10_000
-"""Most cached Graph tokens held at once (a few KB each)."""
-OBO_CONCURRENT_EXCHANGES = 4
-"""Exchanges with Entra at once; more wait (each is one HTTP request in a thread)."""
-OBO_CALL_SECONDS = 30.0
-"""Longest one exchange may take, msal's own HTTP time-outs included."""
+start with a token that dies half-way). Not a limit: it bounds no resource and no input,
+and Entra's tokens live 60-90 minutes, so any margin of a few minutes does."""
 
 CONSENT_ERRORS = {65001, 65004, 50076, 50079, 53003}
 """AADSTS codes that no retry fixes: consent missing or declined, MFA or a
-Conditional Access policy the user must satisfy in the client."""
+Conditional Access policy the user must satisfy in the client (Entra's error codes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,8 @@ class OnBehalfOf:
         http_client: Any = None,
         clock: Callable[[], float] = time.time,
         shared: SealedTokens | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        network: NetworkSettings | None = None,
     ) -> None:
         self._client_id = client_id
         self._credential = client_credential
@@ -87,9 +89,12 @@ class OnBehalfOf:
         self._http_client = http_client
         self._clock = clock
         self._shared = shared
+        self._limits = limits
+        self._network = network
+        """The proxy and trust ``http_client`` uses, for the words of a network failure."""
         self._app: Any = None
         self._cache: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
-        self._limiter = trio.CapacityLimiter(OBO_CONCURRENT_EXCHANGES)
+        self._limiter = trio.CapacityLimiter(limits.obo_exchanges)
         self.exchanges = 0
         """Exchanges sent to Entra so far (for status and tests)."""
 
@@ -117,7 +122,7 @@ class OnBehalfOf:
             self._cache.move_to_end(key)
             return cached.token
         try:
-            with trio.fail_after(OBO_CALL_SECONDS):
+            with trio.fail_after(self._limits.obo_call_seconds):
                 result = await trio.to_thread.run_sync(
                     self._exchange,
                     subject.token,
@@ -130,6 +135,11 @@ class OnBehalfOf:
                 "the identity provider did not answer the on-behalf-of exchange in time",
                 hint="retry in a moment",
             ) from None
+        except Exception as exc:  # msal raises (requests' errors) when Entra cannot be reached
+            mapped = self._network_problem(exc)
+            if mapped is None:
+                raise
+            raise mapped from None
         token = result.get("access_token")
         if not isinstance(token, str):
             raise _error_from(result)
@@ -141,10 +151,17 @@ class OnBehalfOf:
             await self._shared.put(*key, token, fresh.expires_at, lifetime)
         return token
 
+    def _network_problem(self, exc: Exception) -> AuthError | None:
+        from mfconnector.auth.translate import network_problem
+        from mfconnector.net.settings import NetworkSettings
+
+        host = urlsplit(self._authority).hostname or self._authority
+        return network_problem(exc, host, self._network or NetworkSettings())
+
     def _remember(self, key: tuple[str, str], cached: _Cached) -> None:
         self._cache[key] = cached
         self._cache.move_to_end(key)
-        while len(self._cache) > OBO_CACHE_USERS:
+        while len(self._cache) > self._limits.obo_cached_tokens:
             self._cache.popitem(last=False)
 
     def _exchange(self, assertion: str, claims: str | None) -> dict[str, Any]:
@@ -185,7 +202,7 @@ def _error_from(result: dict[str, Any]) -> AuthError:
     if result.get("error") in {"invalid_client", "unauthorized_client"}:
         return AuthError(
             "the connector's own client credentials were refused",
-            hint="check MFC_CLIENT_ID and MFC_CLIENT_SECRET (or the certificate) on the server",
+            hint="check MFC_CLIENT_ID and MFC_CLIENT_SECRET or MFC_CLIENT_CERT_PATH on the server",
         )
     reason = f" (AADSTS{code})" if code else ""
     return AuthError(f"the on-behalf-of exchange failed{reason}", hint="retry in a moment")

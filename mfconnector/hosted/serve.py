@@ -215,10 +215,10 @@ def _demo_tenant(
 def _live_builder(
     args: argparse.Namespace, limits: Limits, gates: Any, state: RedisState | None
 ) -> Callable[[Subject], Tenant]:
-    """Each user's tenant reads live Graph with the on-behalf-of token of the request's own
-    bearer token; preparations, audit trail and cursors are bound to the subject key."""
+    """Each user's tenant reads live Graph, in the issuer's cloud, with the on-behalf-of
+    token of the request's own bearer token; preparations, audit trail and cursors are
+    bound to the subject key."""
     from mfconnector.entry.wiring import SignIn, build_context, build_server
-    from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
     from mfconnector.hosted.live import on_behalf_of
     from mfconnector.hosted.obo import SubjectTokenProvider
     from mfconnector.hosted.tenants import Tenant
@@ -226,11 +226,11 @@ def _live_builder(
     from mfconnector.server import McpServer
 
     network = network_settings_from_args(args, os.environ)
-    exchange = on_behalf_of(args.oauth_issuer, os.environ, network, state)
+    exchange, cloud = on_behalf_of(args.oauth_issuer, os.environ, network, state, limits)
 
     def build(subject: Subject) -> Tenant:
         provider = SubjectTokenProvider(exchange, subject)
-        sign_in = SignIn(provider, graph_root=DEFAULT_GRAPH_ROOT, network=network)
+        sign_in = SignIn(provider, graph_root=cloud.graph_root, network=network, cloud=cloud.name)
         context, graph = build_context(
             args, limits, gates, state=state, namespace=subject.key, sign_in=sign_in
         )

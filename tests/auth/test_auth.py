@@ -42,6 +42,7 @@ from mfconnector.auth.errors import aadsts_codes, auth_error_from_result
 from mfconnector.auth.msal_provider import MsalTokenProvider, build_token_provider
 from mfconnector.auth.persistence import ENCRYPTED_STORES
 from mfconnector.errors import AuthError
+from tests.support.app_certs import app_key, write_app_certificate
 from tests.support.idp_fake import ERRORS, FakeIdP, FakeUser
 
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
@@ -1021,8 +1022,11 @@ def _assertion_header(request: Any) -> dict[str, Any]:
 async def test_app_only_with_a_certificate(
     cache_path: Path, certificate: tuple[Path, str], with_thumbprint: bool
 ) -> None:
+    from cryptography import x509
+
     path, thumbprint = certificate
-    idp = FakeIdP(client_id=CLIENT_ID)
+    registered = x509.load_pem_x509_certificate(path.read_bytes())
+    idp = FakeIdP(client_id=CLIENT_ID, client_certificate=registered)
     config = app_only_config(
         cache_path,
         client_cert_path=path,
@@ -1033,6 +1037,21 @@ async def test_app_only_with_a_certificate(
     assert "client_secret" not in request.data
     header = _assertion_header(request)
     assert ("x5t" in header) if with_thumbprint else ("x5t#S256" in header)
+    assert idp.client_assertion_headers == [header], "FakeIdP checked signature and thumbprint"
+
+
+async def test_a_certificate_entra_does_not_know_is_refused(
+    cache_path: Path, certificate: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The assertion is signed by the file's key; the app registration holds another
+    certificate, so Entra refuses it (AADSTS700027) and the token is never issued."""
+    path, _ = certificate
+    other = write_app_certificate(tmp_path / "other.pem", key=app_key(1))
+    idp = FakeIdP(client_id=CLIENT_ID, client_certificate=other.certificate)
+    config = app_only_config(cache_path, client_cert_path=path)
+    with pytest.raises(AuthError):
+        await MsalTokenProvider(config, http_client=idp).get_token()
+    assert not idp.access_tokens and not idp.client_assertion_headers
 
 
 @pytest.mark.parametrize("slack", [-1, 0, 1])

@@ -3,6 +3,7 @@ sign with is refused before any request, in our words."""
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from mfconnector.auth.config import AuthConfig
-from mfconnector.auth.pem import client_credential
+from mfconnector.auth.pem import certificate_credential, client_credential
 from mfconnector.errors import AuthError
 
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
@@ -142,3 +143,37 @@ def test_a_key_that_is_not_rsa_is_refused(tmp_path: Path) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     with pytest.raises(AuthError, match="not an RSA key"):
         credential(tmp_path, key_pem(key) + cert_pem(certificate_for(key)))
+
+
+@pytest.mark.parametrize(
+    ("stored_with", "given", "said"),
+    [
+        (b"right", "right", None),
+        (b"right", "wrong", "MFC_CLIENT_CERT_PASSPHRASE does not open the private key"),
+        (b"right", None, "set MFC_CLIENT_CERT_PASSPHRASE"),
+        (None, "needless", "is not passphrase-protected"),
+    ],
+)
+def test_a_passphrase_opens_an_encrypted_key_only_when_it_is_the_right_one(
+    tmp_path: Path, stored_with: bytes | None, given: str | None, said: str | None
+) -> None:
+    key = rsa_key()
+    path = tmp_path / "app.pem"
+    path.write_bytes(key_pem(key, stored_with) + cert_pem(certificate_for(key)))
+    open_it = functools.partial(
+        certificate_credential,
+        path,
+        passphrase=given,
+        setting="MFC_CLIENT_CERT_PATH",
+        passphrase_setting="MFC_CLIENT_CERT_PASSPHRASE",
+    )
+    if said is None:
+        credential = open_it()
+        loaded = serialization.load_pem_private_key(credential["private_key"].encode(), None)
+        assert loaded.public_key() == key.public_key()
+        return
+    with pytest.raises(AuthError) as caught:
+        open_it()
+    text = caught.value.message + " " + (caught.value.hint or "")
+    assert said in text and str(path) in text
+    assert "PRIVATE KEY" not in text and (given is None or given not in text)

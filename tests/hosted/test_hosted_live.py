@@ -1,10 +1,12 @@
 """``serve-http`` without ``--demo``: live Graph with each user's on-behalf-of token.
 
-The real server process; the user's JWT from ``LocalIssuer``; Entra and Graph behind one
-loopback TLS server reached through a CONNECT proxy (``--proxy``, ``--ca-file``), as a
-deployment behind an egress proxy would reach login.microsoftonline.com and
-graph.microsoft.com. ``FakeIdP`` answers the exchange; the Graph routes record what the
-server sent.
+The real server process; the user's JWT from ``LocalIssuer``, issued as an Entra cloud's
+issuer (``https://login.microsoftonline.com/TENANT/v2.0`` by default) with its keys on
+loopback; Entra and Graph behind one loopback TLS server reached through a CONNECT proxy
+(``--proxy``, ``--ca-file``), as a deployment behind an egress proxy would reach
+login.microsoftonline.com and graph.microsoft.com (or a national cloud's hosts).
+``FakeIdP`` answers the exchange, checking the client secret or the certificate's signed
+client assertion; the Graph routes record what the server sent.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Any
 
 import httpx
 import pytest
+from cryptography import x509
 
+from tests.support.app_certs import app_key, write_app_certificate
 from tests.support.connect_proxy import ConnectProxy
 from tests.support.hosted_process import HostedServer, started
 from tests.support.idp_fake import GRAPH_APP_ID, FakeIdP
@@ -40,6 +44,17 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 MESSAGES = ("/v1.0/me/mailFolders/inbox/messages", "/v1.0/me/messages")
+
+
+@dataclass(frozen=True)
+class CloudHosts:
+    """The sign-in host (the issuer's) and the Graph host of one Microsoft cloud."""
+
+    login: str = "login.microsoftonline.com"
+    graph: str = "graph.microsoft.com"
+
+
+GLOBAL = CloudHosts()
 
 
 @dataclass
@@ -62,19 +77,30 @@ class Live:
 
 @contextmanager
 def live_servers(
-    tmp_path: Path, *extra: str, replicas: int = 1, env: dict[str, str] | None = None
+    tmp_path: Path,
+    *extra: str,
+    replicas: int = 1,
+    env: dict[str, str] | None = None,
+    hosts: CloudHosts = GLOBAL,
+    certificate: x509.Certificate | None = None,
 ) -> Iterator[Live]:
-    """``replicas`` live serve-http processes trusting one issuer; Entra and Graph on one
-    loopback TLS server behind a CONNECT proxy."""
-    idp = FakeIdP(client_id=CLIENT_ID, client_secret=SECRET)
-    pki = make_ca_and_server(
-        tmp_path / "pki", ["127.0.0.1", "login.microsoftonline.com", "graph.microsoft.com"]
+    """``replicas`` live serve-http processes trusting one issuer on ``hosts.login``; Entra
+    and Graph on one loopback TLS server behind a CONNECT proxy. The app registration has
+    the secret, or with ``certificate`` that certificate only (give the servers
+    ``MFC_CLIENT_CERT_PATH`` in ``env``)."""
+    idp = FakeIdP(
+        client_id=CLIENT_ID,
+        client_secret=SECRET if certificate is None else None,
+        client_certificate=certificate,
+        host=hosts.login,
+        graph_host=hosts.graph,
     )
+    pki = make_ca_and_server(tmp_path / "pki", ["127.0.0.1", hosts.login, hosts.graph])
     assert pki.ca_file is not None
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(pki.cert_file, pki.key_file)
     with LoopbackServer() as jwks, LoopbackServer(tls=context) as remote, ExitStack() as stack:
-        issuer = LocalIssuer(jwks)
+        issuer = LocalIssuer(jwks, issuer_host=hosts.login)
         issuer.publish()
         serve_idp(remote, idp)
         for method, path in (
@@ -85,7 +111,8 @@ def live_servers(
         for path in MESSAGES:
             remote.route("GET", path, Reply.json({"value": []}))
         proxy = stack.enter_context(ConnectProxy(("127.0.0.1", remote.port)))
-        settings = {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CLIENT_SECRET": SECRET, **(env or {})}
+        credential = {"MFC_CLIENT_SECRET": SECRET} if certificate is None else {}
+        settings = {"MFC_CLIENT_ID": CLIENT_ID, **credential, **(env or {})}
         network = ("--proxy", proxy.url, "--ca-file", str(pki.ca_file))
         servers = [
             stack.enter_context(
@@ -126,23 +153,43 @@ def _idp_answer(idp: FakeIdP, request: RecordedRequest) -> Reply:
 def call_mail_list(
     live: Live, token: str, arguments: dict[str, Any] | None = None, replica: int = 0
 ) -> dict[str, Any]:
+    return call_tool(live, token, "mail_list", arguments or {"limit": 1}, replica)
+
+
+def call_tool(
+    live: Live, token: str, name: str, arguments: dict[str, Any], replica: int = 0
+) -> dict[str, Any]:
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
-        "params": {"name": "mail_list", "arguments": arguments or {"limit": 1}, "_meta": META},
+        "params": {"name": name, "arguments": arguments, "_meta": META},
     }
     headers = {
         "Authorization": f"Bearer {token}",
         "MCP-Protocol-Version": MODERN,
         "Mcp-Method": "tools/call",
-        "Mcp-Name": "mail_list",
+        "Mcp-Name": name,
     }
     with httpx.Client(timeout=60, trust_env=False) as client:
         response = client.post(live.servers[replica].url, json=body, headers=headers)
     assert response.status_code == 200, response.text
     reply: dict[str, Any] = response.json()
     return reply
+
+
+def list_tools(live: Live, token: str) -> list[dict[str, Any]]:
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}}
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
+    with httpx.Client(timeout=60, trust_env=False) as client:
+        response = client.post(live.server.url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    tools: list[dict[str, Any]] = response.json()["result"]["tools"]
+    return tools
 
 
 def claims_of(bearer: str) -> dict[str, Any]:
@@ -266,3 +313,97 @@ def test_replicas_on_one_redis_share_the_sealed_graph_token(
         assert len(slots) == 1, "one sealed token for one user and one assertion"
         sealed = redis.command("--no-raw", "get", slots[0])
         assert sealed and graph_token not in sealed and token not in sealed
+
+
+# --- the app registration's certificate (MFC_CLIENT_CERT_PATH) ------------------------
+
+
+@pytest.mark.parametrize("passphrase", [None, "correct horse battery"])
+def test_a_certificate_signs_the_exchange_and_no_secret_is_sent(
+    tmp_path: Path, passphrase: str | None
+) -> None:
+    app = write_app_certificate(tmp_path / "app.pem", passphrase=passphrase)
+    env = {"MFC_CLIENT_CERT_PATH": str(app.path)}
+    if passphrase:
+        env["MFC_CLIENT_CERT_PASSPHRASE"] = passphrase
+    with live_servers(tmp_path, env=env, certificate=app.certificate) as live:
+        token = live.server.token("a1")
+        reply = call_mail_list(live, token)
+        assert reply["result"].get("isError") is not True, reply
+        [exchange] = live.exchanges()
+        assert "client_secret" not in exchange.data
+        assert exchange.data["assertion"] == token
+        [header] = live.idp.client_assertion_headers  # FakeIdP checked signature and x5t
+        assert header["alg"] == "PS256" and "x5t#S256" in header
+        authorization = {r.header("authorization") for r in live.graph_requests()}
+        assert authorization == {f"Bearer {live.idp.access_tokens[0]}"}
+        stderr = live.server.stderr()
+        assert "PRIVATE KEY" not in stderr and token not in stderr
+        assert not passphrase or passphrase not in stderr
+
+
+def test_a_certificate_the_app_registration_does_not_have_is_refused_by_entra(
+    tmp_path: Path,
+) -> None:
+    """FakeIdP knows another certificate: the signed assertion fails Entra's check, and
+    the user is told the connector's own credentials were refused; serving continues."""
+    app = write_app_certificate(tmp_path / "app.pem")
+    registered = write_app_certificate(tmp_path / "registered.pem", key=app_key(1))
+    env = {"MFC_CLIENT_CERT_PATH": str(app.path)}
+    with live_servers(tmp_path, env=env, certificate=registered.certificate) as live:
+        reply = call_mail_list(live, live.server.token("a1"))
+        assert reply["result"]["isError"] is True
+        text = json.dumps(reply["result"])
+        assert "client credentials were refused" in text and "MFC_CLIENT_CERT_PATH" in text
+        assert not live.idp.client_assertion_headers and not live.graph_requests()
+        again = call_mail_list(live, live.server.token("a1", jti="again"))
+        assert again["result"]["isError"] is True, "still refused, still serving"
+
+
+# --- the issuer's cloud decides the authority, the Graph root and the capabilities ----
+
+
+@pytest.mark.parametrize(
+    ("hosts", "env", "permanent_delete"),
+    [
+        (GLOBAL, {}, True),
+        (
+            CloudHosts("login.microsoftonline.us", "graph.microsoft.us"),
+            {"MFC_CLOUD": "usgov"},
+            False,
+        ),
+        (
+            CloudHosts("login.microsoftonline.us", "dod-graph.microsoft.us"),
+            {"MFC_CLOUD": "dod"},
+            False,
+        ),
+        (CloudHosts("login.chinacloudapi.cn", "microsoftgraph.chinacloudapi.cn"), {}, False),
+        (
+            CloudHosts("login.partner.microsoftonline.cn", "microsoftgraph.chinacloudapi.cn"),
+            {},
+            False,
+        ),
+    ],
+    ids=["global", "usgov", "dod", "china", "china-partner"],
+)
+def test_the_issuers_cloud_picks_the_authority_and_the_graph_root(
+    tmp_path: Path, hosts: CloudHosts, env: dict[str, str], permanent_delete: bool
+) -> None:
+    with live_servers(tmp_path, "--enable-writes", "--enable-delete", env=env, hosts=hosts) as live:
+        token = live.server.token("a1")
+        reply = call_mail_list(live, token)
+        assert reply["result"].get("isError") is not True, reply
+        [exchange] = live.exchanges()
+        assert exchange.host == hosts.login
+        assert exchange.path == f"/{TENANT}/oauth2/v2.0/token"
+        assert exchange.data["scope"].split()[0] == f"https://{hosts.graph}/.default"
+        assert live.graph_requests(), "the mail list reached Graph"
+        assert {h.rpartition(":")[0] for h in live.proxy.hosts()} == {hosts.login, hosts.graph}
+        status = call_tool(live, token, "account_status", {})["result"]["structuredContent"]
+        [account] = status["accounts"]
+        assert account["capabilities"]["permanent_delete"] is permanent_delete
+        if not permanent_delete:
+            assert "no permanent deletion" in account["capabilities"]["missing"]["permanent_delete"]
+        offered = {tool["name"] for tool in list_tools(live, token)}
+        assert ("mail_delete_permanently" in offered) is permanent_delete
+        assert "mail_delete" in offered or "mail_modify" in offered

@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
+import threading
+import time
+from dataclasses import replace
+from typing import Any
 
 import pytest
+import trio
 
 from mfconnector.errors import AuthError
 from mfconnector.hosted.bearer import Subject
+from mfconnector.hosted.live import on_behalf_of
 from mfconnector.hosted.obo import OBO_EXPIRY_MARGIN_SECONDS, OnBehalfOf, SubjectTokenProvider
+from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.net.settings import NetworkSettings, parse_proxy_url
 from tests.support.idp_fake import OBO_GRANT, FakeIdP
 
 CLIENT_ID = "5b1f3c8e-1111-4222-8333-444455556666"
@@ -128,3 +137,103 @@ async def test_a_wrong_client_secret_is_refused_by_the_identity_provider() -> No
     idp = FakeIdP(client_id=CLIENT_ID, client_secret="another")
     with pytest.raises(AuthError, match="client credentials"):
         await exchange(idp).graph_token(subject("oid-alice"))
+
+
+# --- the exchange's limits (Limits.obo_*) -------------------------------------------------
+
+
+def limited(idp: FakeIdP, **limits: Any) -> OnBehalfOf:
+    return OnBehalfOf(
+        client_id=CLIENT_ID,
+        client_credential=SECRET,
+        authority=f"https://login.microsoftonline.com/{TENANT}",
+        scopes=SCOPES,
+        http_client=idp,
+        clock=Clock(),
+        limits=replace(DEFAULT_LIMITS, **limits),
+    )
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_cached_tokens_at_l_minus_1_l_and_l_plus_1(idp, delta: int) -> None:
+    limit = 3
+    obo = limited(idp, obo_cached_tokens=limit)
+    users = [subject(f"oid-{n}") for n in range(limit + delta)]
+    for user in users:
+        await obo.graph_token(user)
+    await obo.graph_token(users[0])  # the least recently used: forgotten only past L
+    assert obo.exchanges == len(users) + (1 if delta == 1 else 0)
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_exchanges_at_once_at_l_minus_1_l_and_l_plus_1(idp, delta: int) -> None:
+    limit = 3
+    obo = limited(idp, obo_exchanges=limit)
+    await obo.graph_token(subject("oid-warm"))  # msal's app and its discovery, once
+    idp.delay_seconds = 0.3
+    idp.max_in_flight = 0
+    async with trio.open_nursery() as nursery:
+        for n in range(limit + delta):
+            nursery.start_soon(obo.graph_token, subject(f"oid-{n}"))
+    assert idp.max_in_flight == min(limit, limit + delta)
+    assert obo.exchanges == 1 + limit + delta
+
+
+async def test_an_exchange_past_its_deadline_is_an_error_and_the_next_one_works(idp) -> None:
+    obo = limited(idp, obo_call_seconds=1.0)
+    await obo.graph_token(subject("oid-warm"))
+    idp.delay_seconds = 0.5  # inside the deadline
+    await obo.graph_token(subject("oid-inside"))
+    idp.delay_seconds = 1.5  # past it
+    with trio.fail_after(5):
+        with pytest.raises(AuthError, match="did not answer the on-behalf-of exchange in time"):
+            await obo.graph_token(subject("oid-past"))
+    idp.delay_seconds = 0
+    assert await obo.graph_token(subject("oid-after"))
+
+
+class SilentProxy:
+    """Accepts connections and never answers: Entra behind a proxy that hangs."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+async def test_each_http_request_to_entra_is_bounded_by_obo_http_seconds() -> None:
+    """The production client (``signin_session``) with the limit: a hung request fails
+    after ``obo_http_seconds``, long before the whole exchange's deadline."""
+    proxy = SilentProxy()
+    try:
+        network = NetworkSettings(
+            proxy=parse_proxy_url(f"http://127.0.0.1:{proxy.port}", source="--proxy")
+        )
+        env = {"MFC_CLIENT_ID": CLIENT_ID, "MFC_CLIENT_SECRET": SECRET}
+        limits = replace(DEFAULT_LIMITS, obo_http_seconds=0.5, obo_call_seconds=20.0)
+        obo, _ = on_behalf_of(
+            f"https://login.microsoftonline.com/{TENANT}/v2.0", env, network, limits=limits
+        )
+        started = time.monotonic()
+        with pytest.raises(AuthError) as caught:
+            await obo.graph_token(subject("oid-alice"))
+        elapsed = time.monotonic() - started
+        assert 0.4 < elapsed < 5, elapsed
+        assert "login.microsoftonline.com" in caught.value.message
+        assert SECRET not in caught.value.message + (caught.value.hint or "")
+    finally:
+        proxy.close()

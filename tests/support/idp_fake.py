@@ -28,7 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import jwt
 import requests
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 
 CONSUMER_TENANT = "9188040d-6c67-4c5b-b112-36a304b66dad"
 GRAPH_APP_ID = "00000003-0000-0000-c000-000000000000"
@@ -172,6 +175,18 @@ def _errors() -> dict[str, tuple[int, dict[str, Any]]]:
             "the client secret value, not the client secret ID.",
             status=401,
         ),
+        "bad_assertion": aad_error(
+            "invalid_client",
+            700027,
+            "Client assertion failed signature validation.",
+            status=401,
+        ),
+        "unknown_certificate": aad_error(
+            "invalid_client",
+            700027,
+            "Client assertion contains an invalid signature. [Reason - The key was not found.]",
+            status=401,
+        ),
     }
 
 
@@ -235,6 +250,9 @@ class FakeIdP:
     token_errors: ERRORS keys answered, in order, to the next token requests (any grant)
     devicecode_error: an ERRORS key answered to the devicecode request
     strict_rotation: a used refresh token is invalid afterwards (each one works once)
+    client_certificate: the certificate uploaded to the app registration; a client
+        assertion must be signed by its key and name it by thumbprint (``x5t`` SHA-1 or
+        ``x5t#S256``), for this host's token endpoint, from the client id
     """
 
     def __init__(
@@ -251,8 +269,12 @@ class FakeIdP:
         granted_scopes: str | None = None,
         client_secret: str | None = None,
         strict_rotation: bool = True,
+        client_certificate: x509.Certificate | None = None,
     ) -> None:
         self.client_id = client_id
+        self.client_certificate = client_certificate
+        self.client_assertion_headers: list[dict[str, Any]] = []
+        """The JOSE header of every client assertion that passed the checks."""
         self.host = host
         self.graph_host = graph_host
         self.user = user or FakeUser()
@@ -618,6 +640,10 @@ class FakeIdP:
         elif r.data.get("client_assertion_type") != JWT_BEARER:
             return ERRORS["public_client_disabled"]
         else:
+            if self.client_certificate is not None:
+                refused = self._check_client_assertion(r)
+                if refused:
+                    return ERRORS[refused]
             assertion = r.data.get("client_assertion", b"")
             if isinstance(assertion, bytes):
                 assertion = assertion.decode("ascii")
@@ -651,7 +677,11 @@ class FakeIdP:
         """The OBO grant: a confidential client trades the user's token for a Graph one."""
         if r.data.get("client_id") != self.client_id:
             return ERRORS["unknown_client"]
-        if r.data.get("client_secret") != self.client_secret:
+        if "client_assertion" in r.data or self.client_secret is None:
+            refused = self._check_client_assertion(r)
+            if refused:
+                return ERRORS[refused]
+        elif r.data.get("client_secret") != self.client_secret:
             return ERRORS["bad_secret"]
         assertion = str(r.data.get("assertion", ""))
         with self._lock:
@@ -669,6 +699,45 @@ class FakeIdP:
             username=str(claims.get("preferred_username", self.user.username)),
         )
         return 200, self._user_tokens(str(r.data.get("scope", "")), user=user)
+
+    def _check_client_assertion(self, r: Recorded) -> str | None:
+        """None when the client assertion proves the registered certificate's key, else the
+        ERRORS key Entra would answer."""
+        cert = self.client_certificate
+        raw = r.data.get("client_assertion", "")
+        assertion = raw.decode("ascii") if isinstance(raw, bytes) else str(raw)
+        if cert is None or r.data.get("client_assertion_type") != JWT_BEARER or not assertion:
+            return "public_client_disabled"
+        try:
+            header = jwt.get_unverified_header(assertion)
+        except jwt.InvalidTokenError:
+            return "bad_assertion"
+        named = {  # msal pads the base64url value; JOSE leaves padding out: both are read
+            name: str(header[name]).rstrip("=") for name in ("x5t#S256", "x5t") if name in header
+        }
+        registered = {
+            "x5t#S256": b64url(cert.fingerprint(hashes.SHA256())),
+            "x5t": b64url(cert.fingerprint(hashes.SHA1())),
+        }
+        if not named or any(registered[name] != value for name, value in named.items()):
+            return "unknown_certificate"
+        tenant = next((s for s in r.path.split("/") if s), "")
+        try:
+            claims = jwt.decode(
+                assertion,
+                cert.public_key(),  # type: ignore[arg-type]
+                algorithms=["RS256", "PS256"],
+                audience=f"https://{self.host}/{tenant}/oauth2/v2.0/token",
+                issuer=self.client_id,
+                options={"require": ["exp", "aud", "iss", "sub", "jti"]},
+            )
+        except jwt.InvalidTokenError:
+            return "bad_assertion"
+        if claims.get("sub") != self.client_id:
+            return "bad_assertion"
+        with self._lock:
+            self.client_assertion_headers.append(header)
+        return None
 
     def _user_tokens(
         self, requested_scope: str, *, nonce: str = "", user: FakeUser | None = None

@@ -68,9 +68,14 @@ class LocalIssuer:
     rsa_key: rsa.RSAPrivateKey = field(default_factory=shared_rsa_key)
     ec_key: ec.EllipticCurvePrivateKey = field(default_factory=shared_ec_key)
     extra_keys: list[dict[str, Any]] = field(default_factory=list)
+    issuer_host: str | None = None
+    """Mint tokens as ``https://{issuer_host}/{TENANT}/v2.0`` (an Entra cloud's issuer)
+    while the keys stay on loopback (give the server ``--oauth-jwks-url``)."""
 
     @property
     def issuer(self) -> str:
+        if self.issuer_host is not None:
+            return f"https://{self.issuer_host}/{TENANT}/v2.0"
         return f"{self.server.url}/{TENANT}/v2.0"
 
     @property
