@@ -7,6 +7,7 @@ drive paths; each owner holds its own, so two servers in one process never share
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 __all__ = ["BoundedCache"]
@@ -33,6 +34,11 @@ class BoundedCache(Generic[K, V]):
         self._items.move_to_end(key)
         while len(self._items) > self._size:
             self._items.popitem(last=False)
+
+    def drop(self, stale: Callable[[K], bool]) -> None:
+        """Forget every entry whose key is ``stale`` (what a write made untrue)."""
+        for key in [key for key in self._items if stale(key)]:
+            del self._items[key]
 
     def __len__(self) -> int:
         return len(self._items)

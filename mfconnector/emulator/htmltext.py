@@ -3,7 +3,9 @@
 Deliberately not the connector's own converter (``mfconnector.textconv``): the emulator
 plays the server, and a test that compared the connector's conversion with itself would
 prove nothing. Outlook drops ``head``, ``style`` and ``script``, writes block boundaries
-and ``<br>`` as CRLF, keeps link text, and collapses runs of whitespace inside a line.
+and ``<br>`` as CRLF, keeps a link's text followed by its target in angle brackets
+(``Reset<https://example.org/reset?token=...>``: a credential in a link reaches a text
+body), and collapses runs of whitespace inside a line.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class _Text(HTMLParser):
         self.lines: list[str] = []
         self.line: list[str] = []
         self.skipping = 0
+        self.links: list[str] = []
+        """The targets of the links open here, innermost last."""
 
     def _break(self) -> None:
         text = _SPACES.sub(" ", "".join(self.line)).strip()
@@ -40,6 +44,8 @@ class _Text(HTMLParser):
             self._break()
         elif tag in ("td", "th"):
             self.line.append(" ")
+        elif tag == "a":
+            self.links.append((dict(attrs).get("href") or "").strip())
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "br" or tag == "hr":
@@ -50,6 +56,10 @@ class _Text(HTMLParser):
             self.skipping = max(0, self.skipping - 1)
         elif tag in _BLOCKS:
             self._break()
+        elif tag == "a" and self.links:
+            target = self.links.pop()
+            if target and not target.startswith("#") and not self.skipping:
+                self.line.append(f"<{target}>")
 
     def handle_data(self, data: str) -> None:
         if not self.skipping:

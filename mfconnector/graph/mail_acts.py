@@ -25,6 +25,7 @@ from mfconnector.graph.drafts import (
     message_path,
 )
 from mfconnector.graph.folder_roles import ROLE_NAMES, drafts_id, folder_role
+from mfconnector.graph.mailbox import graph_capabilities
 from mfconnector.graph.scopes import missing_scopes
 from mfconnector.graph.urls import quote_segment
 from mfconnector.mail.digest import digest_of
@@ -145,6 +146,12 @@ class GraphMailActs:
             parent=self._ref(parent_id) if isinstance(parent_id, str) and parent_id else None,
         )
 
+    def _forget_folder_paths(self) -> None:
+        """Drop this mailbox's remembered folder names and paths after a folder write."""
+        path = self.path
+        self.caches.folder_ids.drop(lambda key: key[0] == path)
+        self.caches.folder_names.drop(lambda key: key[0] == path)
+
     def _target(self, folder: Folder) -> str:
         """What Graph takes as ``destinationId``: the folder's id (or its well-known name)."""
         return folder.ref.native or ROLE_NAMES.get(folder.role or "", "")
@@ -164,13 +171,22 @@ class GraphMailActs:
             path += f"/{quote_segment(self._target(parent))}/childFolders"
         async with _classified(steps):
             created = await self._write(steps, "POST", path, {"displayName": name})
+        self._forget_folder_paths()  # a new folder can make a remembered name ambiguous
         return self._folder(created, name, parent)
 
     async def rename_folder(self, folder: Folder, name: str) -> Folder:
+        """A folder of the person's own; a folder with a role (``classify_folder``) is
+        ``Unsupported`` before any request, as every backend keeps its special folders."""
+        if folder.role is not None:
+            raise Unsupported(
+                f"{folder.path!r} is this mailbox's {folder.role} folder; renaming it is not "
+                "offered, so nothing was changed"
+            )
         steps = Steps()
         path = f"{self._folders()}/{quote_segment(self._target(folder))}"
         async with _classified(steps):
             renamed = await self._write(steps, "PATCH", path, {"displayName": name})
+        self._forget_folder_paths()  # the old name and every path under it are gone
         parent_path = folder.path.rpartition("/")[0]
         item = self._folder(renamed, name, None)
         return Folder(
@@ -262,7 +278,13 @@ class GraphMailActs:
         )
 
     async def delete_permanently(self, message: Reference) -> None:
-        """Graph's ``permanentDelete`` (global cloud only: ``capabilities.permanent_delete``)."""
+        """Graph's ``permanentDelete`` (global cloud only: ``capabilities.permanent_delete``);
+        in a national cloud ``Unsupported`` before any request."""
+        gaps = dict(graph_capabilities(self._box.cloud).missing)
+        if "permanent_delete" in gaps:
+            raise Unsupported(
+                gaps["permanent_delete"], hint="move it to Deleted Items (trash) instead"
+            )
         steps = Steps()
         async with _classified(steps):
             await self._write(

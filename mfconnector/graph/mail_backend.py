@@ -17,10 +17,12 @@ from mfconnector.graph import mail_folders, mail_reads
 from mfconnector.graph.files_backend import GraphFilesBackend
 from mfconnector.graph.mail_acts import GraphMailActs
 from mfconnector.graph.mailbox import (
+    GRAPH_CAPABILITIES,
     IMMUTABLE_IDS,
     ClientFactory,
     GraphMailbox,
     GraphMailCaches,
+    graph_capabilities,
     mailbox_path,
     outlook_native,
 )
@@ -43,16 +45,6 @@ __all__ = [
     "outlook_native",
 ]
 
-GRAPH_CAPABILITIES = MailCapabilities(
-    provider="graph",
-    search_syntax="kql",
-    threads=True,
-    conditional_flags=True,
-    permanent_delete=True,
-    unique_body=True,
-    shared_mailboxes=True,
-)
-
 
 class GraphMailBackend(GraphMailActs, GraphMailbox):
     """The Graph mail backend of one account (and, through ``for_mailbox``, of the
@@ -61,18 +53,7 @@ class GraphMailBackend(GraphMailActs, GraphMailbox):
 
     @property
     def capabilities(self) -> MailCapabilities:
-        if self.cloud == "global":
-            return GRAPH_CAPABILITIES
-        return replace(
-            GRAPH_CAPABILITIES,
-            permanent_delete=False,
-            missing=(
-                (
-                    "permanent_delete",
-                    f"Microsoft Graph offers no permanent deletion in the {self.cloud} cloud",
-                ),
-            ),
-        )
+        return graph_capabilities(self.cloud)
 
     def for_mailbox(self, mailbox: str) -> GraphMailBackend:
         path, label = mailbox_path(mailbox, self.own_path)

@@ -10,17 +10,19 @@ and paths are remembered per mailbox, bounded.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from mfconnector.errors import ToolError, ToolInputError
+from mfconnector.graph.folder_roles import GRAPH_ROLES, well_known_ids
 from mfconnector.graph.folders import GRAPH_WELL_KNOWN_FOLDERS
 from mfconnector.graph.mail_model import FOLDER_SELECT, ROLE_FOLDERS, folder_of
 from mfconnector.graph.mail_pages import fetch_page
 from mfconnector.graph.mailbox import looks_like_folder_id, outlook_native
 from mfconnector.graph.urls import quote_segment
-from mfconnector.mail.failures import StaleReference
+from mfconnector.mail.failures import NotFound, StaleReference
 from mfconnector.mail.model import FOLDER_ROLES, Folder, Page
 from mfconnector.mail.query import PageRequest
 from mfconnector.mail.refs import REFERENCE_PATTERN, parse_reference
@@ -53,10 +55,28 @@ async def list_folders(
         headers=mailbox.prefer(),
     )
     folders = [folder_of(item, mailbox.tag, parent_path) for item in raw.items]
+    if parent is None:
+        folders = await _with_roles(mailbox, folders)
     for folder in folders:
         if folder.name:
             mailbox.caches.folder_names.put((mailbox.path, folder.ref.native), folder.name)
     return raw.with_items(folders)
+
+
+async def _with_roles(mailbox: GraphMailbox, folders: list[Folder]) -> list[Folder]:
+    """Top-level folders with their roles. Graph v1.0 lists no well-known name (only beta
+    has ``wellKnownName``), so roles come from comparing ids with the ids behind the
+    well-known names, looked up once per mailbox; every folder with a role is top-level."""
+    if all(folder.role is not None for folder in folders):
+        return folders
+    known = await well_known_ids(mailbox, tuple(GRAPH_ROLES))
+    roles = {known[name]: role for name, role in GRAPH_ROLES.items() if known.get(name)}
+    return [
+        replace(folder, role=roles[folder.ref.native])  # type: ignore[arg-type]
+        if folder.role is None and folder.ref.native in roles
+        else folder
+        for folder in folders
+    ]
 
 
 def _role_folder(mailbox: GraphMailbox, value: str) -> Folder | None:
@@ -198,7 +218,7 @@ async def _find_by_name(mailbox: GraphMailbox, name: str, argument: str, value: 
             hint="give the path of the one you mean (like Projects/Contoso), or its id",
         )
     scanned = "" if complete else f" (searched the first {requests} folder levels only)"
-    raise ToolInputError(
+    raise NotFound(
         f"no folder named {value[:80]!r} in `{argument}`{scanned}",
         hint="use a role (inbox, sent, drafts, trash, junk, archive), a path like "
         "Projects/Contoso, or an id from mail_folders",
@@ -209,7 +229,7 @@ def _not_found_or_ambiguous(
     argument: str, value: str, part: str, where: str, matches: list[dict[str, Any]]
 ) -> ToolError:
     if not matches:
-        return ToolInputError(
+        return NotFound(
             f"no folder {part[:80]!r} under {where} (in `{argument}` {value[:80]!r})",
             hint="list the folders with mail_folders and give a path that exists",
         )

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from mfconnector.bounded_cache import BoundedCache
 from mfconnector.errors import ToolInputError
 from mfconnector.limits import Limits
+from mfconnector.mail.backend import MailCapabilities
 from mfconnector.mail.failures import StaleReference
 from mfconnector.mail.model import Folder
 from mfconnector.mail.refs import AccountTag, Reference
@@ -31,11 +32,13 @@ if TYPE_CHECKING:
     from mfconnector.graph.client import GraphClient
 
 __all__ = [
+    "GRAPH_CAPABILITIES",
     "IMMUTABLE_IDS",
     "OUTLOOK_ID",
     "ClientFactory",
     "GraphMailCaches",
     "GraphMailbox",
+    "graph_capabilities",
     "looks_like_folder_id",
     "mailbox_path",
     "outlook_native",
@@ -55,6 +58,36 @@ MIN_FOLDER_ID_CHARS = 32
 """Outlook folder ids are over 100 characters; a shorter word is a folder name or a path."""
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 _ADDRESS = re.compile(r"^[^\s@/\\?]{1,200}@[A-Za-z0-9.-]{1,200}$")
+
+
+GRAPH_CAPABILITIES = MailCapabilities(
+    provider="graph",
+    search_syntax="kql",
+    threads=True,
+    conditional_flags=True,
+    permanent_delete=True,
+    unique_body=True,
+    shared_mailboxes=True,
+    stable_ids=True,
+)
+"""Graph in the global cloud. Immutable ids (``IMMUTABLE_IDS``) keep a message's reference
+through moves."""
+
+
+def graph_capabilities(cloud: str) -> MailCapabilities:
+    """What Graph offers in ``cloud``: the national clouds have no ``permanentDelete``."""
+    if cloud == "global":
+        return GRAPH_CAPABILITIES
+    return replace(
+        GRAPH_CAPABILITIES,
+        permanent_delete=False,
+        missing=(
+            (
+                "permanent_delete",
+                f"Microsoft Graph offers no permanent deletion in the {cloud} cloud",
+            ),
+        ),
+    )
 
 
 def mailbox_path(name: str | None, own: str = "/me") -> tuple[str, str | None]:

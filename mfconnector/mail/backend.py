@@ -74,6 +74,9 @@ class MailCapabilities:
     """``mailbox``: another mailbox the signed-in user may read (Graph)."""
     labels: bool = False
     """Folders are labels: one message can carry several (Gmail)."""
+    stable_ids: bool = False
+    """A message keeps its reference when it moves to another folder (Graph's immutable
+    ids; labels imply it); otherwise a move makes the old reference stale (IMAP's UIDs)."""
     append_sent: bool = False
     """After a send, this server files the copy in Sent itself (SMTP)."""
     sending: bool = True

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mfconnector.emulator import Emulator
+from mfconnector.emulator.htmltext import html_to_text
 from mfconnector.emulator.model import Mailbox, Message
 from mfconnector.emulator.transport import EmulatorTransport
 
@@ -191,6 +192,24 @@ async def test_text_body_preference_is_applied_with_unique_body(
     assert "From:" not in unique and unique.strip() and unique.strip()[:40] in text
     # Without $select uniqueBody is not returned, as Graph documents.
     assert "uniqueBody" not in await get(graph, f"/me/messages/{reply.rest_id}")
+
+
+async def test_text_bodies_keep_each_link_target_in_angle_brackets(
+    graph: httpx.AsyncClient, emulator: Emulator
+) -> None:
+    """Outlook's text conversion writes ``text<target>``: a token in a link reaches a text
+    body, where the connector must find it."""
+    letter = next(m for m in emulator.me().messages.values() if "/unsubscribe'" in m.body)
+    body = await get(
+        graph,
+        f"/me/messages/{letter.rest_id}?$select=body,bodyPreview",
+        Prefer='outlook.body-content-type="text"',
+    )
+    assert "Unsubscribe<https://contoso.com/unsubscribe>" in body["body"]["content"]
+    assert "open.gif" not in body["body"]["content"], "an image is not a link"
+    assert html_to_text("<p><a href='#top'>Top</a> <a>bare</a> <a href=''>x</a></p>") == (
+        "Top bare x\r\n"
+    )
 
 
 async def test_mail_folders_have_the_sample_shape_and_default_page_of_ten(

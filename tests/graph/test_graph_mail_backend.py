@@ -20,7 +20,7 @@ from mfconnector.graph.mail_reads import odata_filter
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.mail.backend import MailBackend
-from mfconnector.mail.failures import StaleReference
+from mfconnector.mail.failures import NotFound, StaleReference, Unsupported
 from mfconnector.mail.query import MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import Reference
 
@@ -37,7 +37,7 @@ class Counting(httpx.AsyncBaseTransport):
         return await self.inner.handle_async_request(request)
 
 
-def backend(name: str = "default") -> tuple[GraphMailBackend, Counting]:
+def backend(name: str = "default", cloud: str = "global") -> tuple[GraphMailBackend, Counting]:
     transport = Counting()
     client = GraphClient(
         token_provider=StaticTokenProvider("t"),
@@ -49,7 +49,7 @@ def backend(name: str = "default") -> tuple[GraphMailBackend, Counting]:
     async def factory() -> Any:
         return client
 
-    account = graph_account(name, factory, DEFAULT_LIMITS)
+    account = graph_account(name, factory, DEFAULT_LIMITS, cloud=cloud)
     assert isinstance(account.mail, GraphMailBackend)
     return account.mail, transport
 
@@ -86,11 +86,67 @@ async def test_folders_by_name_and_path_are_found_once_and_remembered() -> None:
     assert listed.items and all(m.ref.tag == mail.tag for m in listed.items)
 
 
-async def test_a_missing_folder_says_so_in_our_words() -> None:
+async def test_listed_top_folders_carry_their_roles_learnt_once() -> None:
+    """Graph v1.0 lists no well-known name (only beta has ``wellKnownName``): the roles
+    come from the ids behind the well-known names, looked up once per mailbox."""
+    mail, transport = backend()
+    top = await mail.folders(None, PageRequest(limit=50))
+    roles = {f.name: f.role for f in top.items}
+    assert {name: roles[name] for name in ("Inbox", "Sent Items", "Drafts", "Deleted Items")} == {
+        "Inbox": "inbox",
+        "Sent Items": "sent",
+        "Drafts": "drafts",
+        "Deleted Items": "trash",
+    }
+    assert (roles["Junk Email"], roles["Archive"], roles["Outbox"]) == ("junk", "archive", "outbox")
+    assert roles["Projects"] is None and roles["Conversation History"] is None
+    asked = len(transport.paths)
+    again = await mail.folders(None, PageRequest(limit=50))
+    assert [f.role for f in again.items] == [f.role for f in top.items]
+    assert len(transport.paths) == asked + 1, "the well-known ids are remembered"
+    inbox = next(f for f in top.items if f.role == "inbox")
+    children = await mail.folders(inbox, PageRequest(limit=50))
+    assert children.items and all(f.role is None for f in children.items)
+
+
+async def test_a_renamed_folder_is_not_found_by_its_remembered_name_or_path() -> None:
     mail, _ = backend()
-    with pytest.raises(ToolInputError, match="no folder named 'Nowhere' in `folder`"):
+    receipts = await mail.resolve_folder("Inbox/Receipts", "folder")
+    assert (await mail.resolve_folder("Receipts", "folder")).ref == receipts.ref
+    renamed = await mail.rename_folder(receipts, "Bills")
+    assert renamed.path == "Inbox/Bills" and renamed.ref == receipts.ref
+    for old in ("Inbox/Receipts", "Receipts"):
+        with pytest.raises(NotFound):
+            await mail.resolve_folder(old, "folder")
+    assert (await mail.resolve_folder("Inbox/Bills", "folder")).ref == receipts.ref
+
+
+async def test_special_folders_are_not_renamed_and_nothing_is_asked() -> None:
+    mail, transport = backend()
+    for role in ("sent", "inbox", "drafts"):
+        folder = await mail.resolve_folder(role, "folder")
+        with pytest.raises(Unsupported, match=f"this mailbox's {role} folder"):
+            await mail.rename_folder(folder, "Elsewhere")
+    assert transport.paths == []
+
+
+async def test_a_national_cloud_refuses_permanent_deletion_before_any_request() -> None:
+    mail, transport = backend(cloud="usgov")
+    assert not mail.capabilities.permanent_delete
+    inbox = await mail.resolve_folder("inbox", "folder")
+    item = (await mail.list_messages(inbox, MessageFilter(), PageRequest(limit=1))).items[0]
+    asked = len(transport.paths)
+    with pytest.raises(Unsupported, match="no permanent deletion in the usgov cloud"):
+        await mail.delete_permanently(item.ref)
+    assert len(transport.paths) == asked
+    assert (await mail.read(item.ref, ReadRequest(with_body=False))).subject == item.subject
+
+
+async def test_a_missing_folder_is_not_found_in_our_words() -> None:
+    mail, _ = backend()
+    with pytest.raises(NotFound, match="no folder named 'Nowhere' in `folder`"):
         await mail.resolve_folder("Nowhere", "folder")
-    with pytest.raises(ToolInputError, match="no folder 'Nope' under Inbox"):
+    with pytest.raises(NotFound, match="no folder 'Nope' under Inbox"):
         await mail.resolve_folder("Inbox/Nope", "folder")
 
 

@@ -778,7 +778,7 @@ async def test_unknown_folder_name_is_an_actionable_error(era: str, folder: str)
         assert asked and all(path.endswith(("/mailFolders", "/childFolders")) for path in asked), (
             "a name is looked up among the folders; no messages are asked for"
         )
-    assert error["error_code"] == "invalid_arguments"
+    assert error["error_code"] == "not_found"
     assert repr(folder) in error["message"]
     assert "inbox" in error["hint"] and "mail_folders" in error["hint"]
 

@@ -321,7 +321,7 @@ async def test_acting_tools_take_folders_by_name_and_path_as_the_read_tools_do()
     assert moved["moved"]["folder"] == created["created"]["id"]
     in_launch = {m["id"]: m["folder"] for m in launch["messages"]}
     assert in_launch[copied["copied"]["id"]] == copied["copied"]["folder"]
-    assert missing["error_code"] == "invalid_arguments" and "Nowhere" in missing["message"]
+    assert missing["error_code"] == "not_found" and "Nowhere" in missing["message"]
 
 
 @pytest.mark.parametrize(
