@@ -217,7 +217,8 @@ def _live_builder(
 ) -> Callable[[Subject], Tenant]:
     """Each user's tenant reads live Graph with the on-behalf-of token of the request's own
     bearer token; preparations, audit trail and cursors are bound to the subject key."""
-    from mfconnector.entry.wiring import SignIn, build_context, build_server
+    from mfconnector.entry.account_builders import SignIn
+    from mfconnector.entry.wiring import build_context, build_server
     from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT
     from mfconnector.hosted.live import on_behalf_of
     from mfconnector.hosted.obo import SubjectTokenProvider
