@@ -8,11 +8,13 @@ every recipient, the subject, the whole text and each attachment's name, size an
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mfconnector.mail.model import Person
+from mfconnector.errors import ToolInputError
+from mfconnector.mail.model import Attachment, Person
 from mfconnector.mail.refs import Reference
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "FrozenOutgoing",
     "ReplyKind",
     "SendResult",
+    "resolved_attachment",
 ]
 
 ReplyKind = Literal["reply", "reply_all", "forward"]
@@ -51,6 +54,28 @@ class DraftAttachment:
     """``name`` was given by the caller (else the backend fills in the source's own)."""
     typed: bool = False
     """``content_type`` was given by the caller."""
+
+
+def resolved_attachment(
+    attachment: DraftAttachment, found: Attachment, version: str
+) -> DraftAttachment:
+    """A draft attachment that copies another message's attachment, with the source's own
+    name and type where the caller gave none, its size and ``version``. An attached email
+    is refused: it is forwarded, not attached as a file."""
+    if found.kind != "file":
+        raise ToolInputError(
+            f"attachment {found.name[:80]!r} is an attached email, not a file; nothing was created",
+            hint="forward the message instead (mail_prepare forward)",
+        )
+    return dataclasses.replace(
+        attachment,
+        name=attachment.name if attachment.named else found.name,
+        content_type=attachment.content_type
+        if attachment.typed
+        else (found.content_type or "application/octet-stream"),
+        size=found.size,
+        version=version,
+    )
 
 
 @dataclass(frozen=True, slots=True)
