@@ -25,10 +25,13 @@ __all__ = [
     "FrozenOutgoing",
     "ReplyKind",
     "SendResult",
+    "quoted_original",
     "resolved_attachment",
 ]
 
 ReplyKind = Literal["reply", "reply_all", "forward"]
+QUOTE_CUT = "\n[... the rest of the original is not quoted]"
+"""What follows a quote cut at ``reply_quote_chars``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,16 @@ class DraftAttachment:
     """``name`` was given by the caller (else the backend fills in the source's own)."""
     typed: bool = False
     """``content_type`` was given by the caller."""
+
+
+def quoted_original(text: str, quote_chars: int) -> str:
+    """At most ``quote_chars`` of the original's text (``reply_quote_chars``) for a reply or
+    forward; past it a line says the rest is not quoted, so a cut quote is not taken for the
+    whole message. Trailing white space is not counted (nor quoted)."""
+    text = text.rstrip()
+    if len(text) <= quote_chars:
+        return text
+    return text[:quote_chars] + QUOTE_CUT
 
 
 def resolved_attachment(
