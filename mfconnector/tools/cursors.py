@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import json
@@ -98,16 +99,12 @@ def _refuse(message: str) -> ToolInputError:
     return ToolInputError(message, hint=CURSOR_HINT)
 
 
-_HOSTED_KEY: list[bytes] = []
-"""The one key of this process's hosted users when no state store shares one (made on
-first use, in memory): their cursors verify under it, so one user's cursor redeemed by
-another is told apart from a cursor of an earlier run."""
-
-
+@functools.cache
 def _hosted_process_key() -> bytes:
-    if not _HOSTED_KEY:
-        _HOSTED_KEY.append(secrets.token_bytes(KEY_BYTES))
-    return _HOSTED_KEY[0]
+    """The one key of this process's hosted users when no state store shares one (made on
+    first use, in memory): their cursors verify under it, so one user's cursor redeemed by
+    another is told apart from a cursor of an earlier run."""
+    return secrets.token_bytes(KEY_BYTES)
 
 
 class CursorSigner:
