@@ -226,6 +226,10 @@ class Limits:
     At most this much of a file is in memory at once."""
     draft_recipients: int = 100
     """Most recipients (To, Cc and Bcc together) on a draft created or changed here."""
+    reply_quote_chars: int = 20_000
+    """Most characters of the original that a reply quotes, or a forward carries in its
+    text, on an IMAP or Gmail account (Graph writes its own); past it the text says the rest
+    is not quoted."""
     preview_bytes: int = 800_000
     """Most wire bytes of a complete draft or send preview. Previews are never clipped: a
     larger message is refused with nothing prepared."""

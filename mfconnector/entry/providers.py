@@ -1,6 +1,6 @@
 """What a provider builder makes of one account of the accounts file, and where it runs.
 
-The registry itself (provider name -> builder) is ``entry.wiring.PROVIDER_BUILDERS``: a
+The registry itself (provider name -> builder) is ``entry.account_builders.PROVIDER_BUILDERS``: a
 provider whose builder is not registered there is refused at start-up ("not built into
 this server"), after its settings were checked (``entry.accounts_file``).
 """

@@ -15,13 +15,8 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from mfconnector.auth import UnavailableTokenProvider
-from mfconnector.entry.wiring import (
-    UsageError,
-    accounts_from_args,
-    build_context,
-    build_server,
-    gates_of,
-)
+from mfconnector.entry.account_builders import UsageError
+from mfconnector.entry.wiring import accounts_from_args, build_context, build_server, gates_of
 from mfconnector.errors import FixtureError
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.runtime import Runtime

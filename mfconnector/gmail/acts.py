@@ -52,6 +52,7 @@ from mfconnector.mail.outgoing import (
     FrozenOutgoing,
     ReplyKind,
     SendResult,
+    quoted_original,
 )
 from mfconnector.mail.query import FlagChange
 from mfconnector.mail.refs import Reference
@@ -62,8 +63,6 @@ PLACING_SYSTEM_LABELS = frozenset({"INBOX", "SPAM", "TRASH"})
 """System labels a move takes away (with every user label): where a message "is"."""
 AUTOMATIC_LABELS = frozenset({"SENT", "DRAFT"})
 """Labels only Gmail sets: never a copy or move target."""
-FORWARD_QUOTE_CHARS = 10_000
-"""How much of the original a reply quotes or a forward carries (characters)."""
 
 
 def _b64url(data: bytes) -> str:
@@ -294,16 +293,17 @@ class GmailActs:
         headers = header_map(original.get("payload"), self.box.limits)
         walked = walk_payload(original.get("payload"), self.box.limits)
         body = await self.reads._body(walked.text, walked.html)
+        original_text = quoted_original(body.text, self.box.limits.reply_quote_chars)
         if kind == "forward":
             quoted = (
                 "---------- Forwarded message ---------\n"
                 f"From: {headers.get('from', '')}\nDate: {headers.get('date', '')}\n"
                 f"Subject: {headers.get('subject', '')}\nTo: {headers.get('to', '')}\n\n"
-                + body.text[:FORWARD_QUOTE_CHARS]
+                + original_text
             )
         else:
             who = headers.get("from") or "the sender"
-            lines = body.text[:FORWARD_QUOTE_CHARS].splitlines()
+            lines = original_text.splitlines()
             quoted = f"{who} wrote:\n" + "\n".join("> " + line for line in lines)
         me = await self.box.address()
         content = reply_recipients(content, kind, headers, me)

@@ -10,11 +10,9 @@ changes (no change key) and, unless the full-mail scope was asked for, permanent
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 
-from mfconnector.errors import ToolInputError
 from mfconnector.gmail.acts import GmailActs
 from mfconnector.gmail.mailbox import FULL_MAIL_SCOPE, ClientFactory, GmailMailbox
 from mfconnector.gmail.reads import GmailReads
@@ -37,6 +35,7 @@ from mfconnector.mail.outgoing import (
     FrozenOutgoing,
     ReplyKind,
     SendResult,
+    resolved_attachment,
 )
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import AccountTag, Reference
@@ -218,21 +217,10 @@ class GmailMailBackend:
                 "Gmail message's attachment (message_id, attachment_id)",
             )
         found = await self._reads.attachment(attachment.container, attachment.source, 0)
-        meta = found.attachment
-        if meta.kind != "file":
-            raise ToolInputError(
-                f"attachment {meta.name[:80]!r} is an attached email, not a file; nothing "
-                "was created",
-                hint="forward the message instead (mail_prepare forward)",
-            )
-        return dataclasses.replace(
+        return resolved_attachment(
             attachment,
-            name=attachment.name if attachment.named else meta.name,
-            content_type=attachment.content_type
-            if attachment.typed
-            else (meta.content_type or "application/octet-stream"),
-            size=meta.size,
-            version=f"{attachment.container.native}.{attachment.source.native}",
+            found.attachment,
+            f"{attachment.container.native}.{attachment.source.native}",
         )
 
     async def source_version(self, attachment: DraftAttachment) -> str | None:

@@ -24,7 +24,8 @@ import base64
 import binascii
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
@@ -42,9 +43,9 @@ from mfconnector.gmail.errors import (
     is_rate_limited,
     provider_details,
 )
-from mfconnector.jsoncost import values_over_limit
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.mail.failures import ActionFailure, Ambiguous, Throttled
+from mfconnector.net.capped_body import BodyError, parse_json_body, read_capped, read_prefix
 from mfconnector.net.graph_transport import graph_transport
 from mfconnector.net.settings import NetworkSettings
 
@@ -337,48 +338,55 @@ class GmailClient:
     async def _read_capped(
         self, response: httpx.Response, cap: int, *, stop: bool = False
     ) -> tuple[bytes, bool]:
-        """At most ``cap`` bytes; past it an error, or (``stop``) the bytes so far."""
-        coding = response.headers.get("content-encoding", "identity").strip().lower()
-        if coding not in ("", "identity"):
-            raise ActionFailure(
-                f"Gmail answered with {coding[:20]!r} content although asked for none",
-                details={"provider": "gmail", "status": response.status_code},
-            )
-        declared = response.headers.get("content-length", "")
-        if not stop and declared.isdigit() and int(declared) > cap:
-            raise _too_large(cap, response.status_code)
-        buffer = bytearray()
-        cut = False
-        async for chunk in response.aiter_raw():
-            if len(buffer) + len(chunk) > cap:
-                if not stop:
-                    raise _too_large(cap, response.status_code)
-                buffer += chunk[: cap - len(buffer)]
-                cut = True
-                break
-            buffer += chunk
-        self.counter.bytes_read += len(buffer)
-        return bytes(buffer), cut
+        """At most ``cap`` bytes; past it an error, or (``stop``) the bytes so far. A
+        compressed answer is refused, never inflated: the client asked for none."""
+        with gmail_words():
+            if stop:
+                data, complete = await read_prefix(response, cap, inflate=False)
+            else:
+                data, complete = await read_capped(response, cap, inflate=False), True
+        self.counter.bytes_read += len(data)
+        return data, not complete
 
     def parse_json(self, data: bytes, status: int = 200) -> Any:
-        """A JSON answer (or a batch part's) under ``graph_body_values``."""
+        """A JSON answer (or a batch part's) under ``graph_body_values``: strict UTF-8,
+        standard JSON only."""
         if not data.strip():
             return None
-        over = values_over_limit(data, self._limits.graph_body_values, find_top=False)
-        if over is not None:
-            raise ActionFailure(
-                f"Gmail's answer holds more than {self._limits.graph_body_values:,} JSON "
-                "values (graph_body_values): not read",
-                details={"provider": "gmail", "status": status},
-            )
-        try:
-            return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            raise ActionFailure(
-                "Gmail answered with a body that is not valid JSON",
-                retry_safe=True,
-                details={"provider": "gmail", "status": status},
-            ) from None
+        with gmail_words(status):
+            return parse_json_body(data, self._limits.graph_body_values)
+
+
+@contextmanager
+def gmail_words(status: int | None = None) -> Iterator[None]:
+    """The capped body reader's refusals as Gmail's failures; none echoes the body."""
+    try:
+        yield
+    except BodyError as error:
+        raise _body_failure(error, status) from None
+
+
+def _body_failure(error: BodyError, status: int | None) -> ActionFailure:
+    status = error.status if error.status is not None else status
+    details: dict[str, Any] = {"provider": "gmail", "status": status}
+    if error.problem == "too_large":
+        return _too_large(error.limit, status)
+    if error.problem == "too_many_values":
+        return ActionFailure(
+            f"Gmail's answer holds more than {error.limit:,} JSON values (graph_body_values): "
+            "not read",
+            details=details,
+        )
+    if error.problem == "coding":
+        return ActionFailure(
+            f"Gmail answered with {error.detail!r} content although asked for none",
+            details=details,
+        )
+    return ActionFailure(
+        "Gmail answered with a body that is not valid JSON",
+        retry_safe=True,
+        details=details,
+    )
 
 
 class _Prefix:
@@ -421,11 +429,7 @@ def _unb64url(text: str) -> bytes:
         ) from None
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _too_large(cap: int, status: int) -> ActionFailure:
+def _too_large(cap: int, status: int | None) -> ActionFailure:
     return ActionFailure(
         f"Gmail's answer is larger than {cap:,} bytes (graph_body_bytes): not read",
         hint="ask for less (a smaller page), or read the item's attachments one by one",

@@ -21,6 +21,7 @@ from mfconnector.limits import Limits
 from mfconnector.mail.model import Body, Message, MessageSummary, Person
 from mfconnector.mail.refs import AccountTag, Reference
 from mfconnector.mime import read_message
+from mfconnector.mime.attached import attached_message as mime_attached_message
 from mfconnector.shaping import redact_text
 from mfconnector.textconv import convert_html
 
@@ -194,22 +195,9 @@ def attached_message(raw: bytes, tag: AccountTag, limits: Limits) -> Message:
     """An attached email (message/rfc822) read with the bounded MIME reader: its headers
     and text, never its attachments' bytes. Its reference is not a Gmail message's."""
     parsed = read_message(raw, limits)
-    headers = parsed.headers
-    senders = people(headers.get("from"), limits)
     text = parsed.text if parsed.text is not None else ""
     if not text and parsed.html:
         text = convert_html(parsed.html, max_tags=limits.html_tags).text
     cleaned, redactions = redact_text(text)
-    return Message(
-        ref=Reference(tag, "attached"),
-        subject=_clip(headers.get("subject"), limits),
-        sender=senders[0] if senders else None,
-        received=date_header(headers.get("date")),
-        unread=False,
-        to=tuple(people(headers.get("to"), limits)),
-        cc=tuple(people(headers.get("cc"), limits)),
-        sent=date_header(headers.get("date")),
-        internet_message_id=_clip(headers.get("message-id"), limits),
-        body=Body(cleaned, redactions=redactions, notes=parsed.notes),
-        has_attachments=bool(parsed.attachments),
-    )
+    body = Body(cleaned, redactions=redactions, notes=parsed.notes)
+    return mime_attached_message(parsed, Reference(tag, "attached"), body, limits)

@@ -1,240 +1,85 @@
-"""The capped body reader: a Graph answer never costs more memory than its byte cap.
+"""Graph's answers read with the capped body reader (``net.capped_body``), in Graph's words.
 
-httpx reads up to 64 KiB per network read and its own gzip decoder inflates each read
-without a bound, so a 50 KB gzip body can become 50 MB before any check runs. Here we
-read ``aiter_raw()`` (the bytes as they arrive), count them, and inflate gzip/deflate
-ourselves with ``decompress(data, max_length)`` so the *decoded* size is capped too.
-Anything held is at most the cap plus one network chunk.
+The bounds are the shared reader's: a Graph answer never costs more memory than its byte
+cap, raw or inflated. Here each ``BodyError`` becomes the ``GraphError`` (or
+``ResponseTooLargeError``) the tools report, with a hint of what to ask for instead.
 
-Two readers share that machinery:
-
-- ``read_capped`` — JSON answers: past the cap is an error (``ResponseTooLargeError``).
-- ``read_prefix`` — file downloads: past the cap we stop and say the data is partial.
+- ``read_capped``: JSON answers; past the cap is an error.
+- ``read_prefix``: file downloads; past the cap we stop and say the data is partial.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
-import trio
 
 from mfconnector.errors import GraphError, ResponseTooLargeError
-from mfconnector.jsoncost import values_over_limit
-from mfconnector.limits import DEFAULT_LIMITS
-from mfconnector.strictjson import StrictJsonError, parse_strict
+from mfconnector.net import capped_body
+from mfconnector.net.capped_body import BodyError
 
 __all__ = [
+    "as_graph_error",
     "checked_cost",
+    "content_coding",
     "decode_utf8_strict",
+    "graph_words",
     "parse_json_strict",
     "parse_json_text",
     "read_capped",
     "read_prefix",
 ]
 
-_DECODABLE = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": 0}
-"""Content-Encodings we inflate ourselves (deflate's window bits are chosen on first bytes)."""
+_ASK_FOR_LESS = "ask for less: fewer items ($top), fewer fields ($select), or a smaller range"
 
 
-def _content_coding(headers: Mapping[str, str], status: int) -> str | None:
-    """The one coding to undo, or None for identity. Anything else is refused."""
-    raw = headers.get("content-encoding", "")
-    codings = [c.strip().lower() for c in raw.split(",")]
-    codings = [c for c in codings if c and c != "identity"]
-    if not codings:
-        return None
-    if len(codings) == 1 and codings[0] in _DECODABLE:
-        return codings[0]
-    shown = ", ".join(c[:20] for c in codings[:3])
-    raise GraphError(
-        f"Graph answered with a Content-Encoding this client cannot bound safely ({shown}); "
-        "only identity, gzip and deflate are accepted",
-        status=status,
-        retry_safe=True,
-        hint="retry later; if it persists, a proxy between you and Graph is recompressing answers",
-    )
-
-
-def _declared_length(headers: Mapping[str, str]) -> int | None:
-    value = headers.get("content-length")
-    if value is None:
-        return None
-    try:
-        length = int(value.strip())
-    except ValueError:
-        return None
-    return length if length >= 0 else None
-
-
-class _Inflater:
-    """Bounded gzip/deflate decoding: each feed produces at most ``room + 1`` bytes."""
-
-    def __init__(self, coding: str) -> None:
-        self._coding = coding
-        self._zlib: Any = None  # zlib's decompressobj type is not public
-        self._pending = b""
-
-    def _start(self, data: bytes) -> bytes:
-        """Pick window bits: HTTP deflate is zlib-wrapped, but some servers send it raw."""
-        if self._coding != "deflate":
-            self._zlib = zlib.decompressobj(_DECODABLE[self._coding])
-            return data
-        data = self._pending + data
-        if len(data) < 2:
-            self._pending = data
-            return b""
-        self._pending = b""
-        zlib_header = (data[0] & 0x0F) == 8 and ((data[0] << 8) | data[1]) % 31 == 0
-        self._zlib = zlib.decompressobj(zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS)
-        return data
-
-    def feed(self, data: bytes, room: int) -> list[bytes]:
-        """Decode ``data`` into pieces of at most 64 KiB, ``room + 1`` bytes in all.
-
-        Stopping one byte past ``room`` is how the caller learns the cap was passed;
-        whatever input is left then is never inflated.
-        """
-        if self._zlib is None:
-            data = self._start(data)
-            if self._zlib is None:
-                return []
-        pieces: list[bytes] = []
-        produced = 0
-        while True:
-            step = min(DEFAULT_LIMITS.graph_inflate_step_bytes, room + 1 - produced)
-            if step <= 0:
-                return pieces
-            piece = self._zlib.decompress(data, step)
-            if piece:
-                pieces.append(piece)
-                produced += len(piece)
-            data = self._zlib.unconsumed_tail
-            if self._zlib.eof or (not data and len(piece) < step):
-                return pieces
-
-    def finish(self) -> bool:
-        """True when the compressed stream ended properly."""
-        if self._zlib is None:
-            return not self._pending
-        return bool(self._zlib.eof)
-
-
-@asynccontextmanager
-async def _raw_chunks(response: httpx.Response) -> AsyncIterator[AsyncIterator[bytes]]:
-    """``response.aiter_raw()``, left finished however the reading ends.
-
-    httpx and httpcore stream through several layers of async generators, and closing
-    the outer one does not close the inner ones (encode/httpx#3686): trio then warns
-    about each half-read generator when it is garbage collected. So after stopping
-    early we close the response (the connection goes away) and step the iterator until
-    the read on the closed connection fails at the bottom and every layer finishes.
-    Only bytes already buffered can still arrive, so this is a few steps at most.
-    """
-    stream = response.aiter_raw()
-    try:
-        yield stream
-    finally:
-        with trio.move_on_after(DEFAULT_LIMITS.graph_stream_finish_seconds) as scope:
-            scope.shield = True
-            await response.aclose()
-            for _ in range(DEFAULT_LIMITS.graph_stream_finish_steps):
-                try:
-                    await anext(stream)
-                except Exception:  # StopAsyncIteration, or the read on a closed connection
-                    break
-
-
-class _CappedReader:
-    """Reads one response's body into at most ``limit`` bytes (raw and decoded)."""
-
-    def __init__(self, response: httpx.Response, limit: int) -> None:
-        self.response = response
-        self.limit = limit
-        self.raw_count = 0
-        self.decoded_count = 0
-        coding = _content_coding(response.headers, response.status_code)
-        self._inflater = _Inflater(coding) if coding else None
-
-    @property
-    def encoded(self) -> bool:
-        return self._inflater is not None
-
-    def declared_length(self) -> int | None:
-        return _declared_length(self.response.headers)
-
-    def _decode(self, raw: bytes, room: int) -> list[bytes]:
-        if self._inflater is None:
-            return [raw]
-        try:
-            return self._inflater.feed(raw, room)
-        except zlib.error:
-            raise _corrupt(self.response.status_code) from None
-
-    async def read(self, skip: int = 0) -> tuple[list[bytes], bool]:
-        """Read until the end or past the cap. Returns (chunks, overflowed).
-
-        The chunks hold at most ``limit`` bytes; on overflow the bytes past the cap are
-        dropped and ``decoded_count`` says how many arrived before we stopped. The first
-        ``skip`` decoded bytes are counted and dropped as they arrive (a download host that
-        ignored a Range request sends the whole file: memory stays within the cap).
-        """
-        chunks: list[bytes] = []
-        held = 0
-        async with _raw_chunks(self.response) as stream:
-            async for raw in stream:
-                self.raw_count += len(raw)
-                for piece in self._decode(raw, self.limit - held + skip):
-                    self.decoded_count += len(piece)
-                    if skip:
-                        dropped = min(skip, len(piece))
-                        skip -= dropped
-                        piece = piece[dropped:]
-                        if not piece:
-                            continue
-                    if held + len(piece) > self.limit:
-                        if held < self.limit:
-                            chunks.append(piece[: self.limit - held])
-                        return chunks, True
-                    chunks.append(piece)
-                    held += len(piece)
-                if self.raw_count > self.limit + self.decoded_count - held:
-                    # compressed input alone passed the cap
-                    return chunks, True
-        if self._inflater is not None and not self._inflater.finish():
-            raise _corrupt(self.response.status_code)
-        return chunks, False
-
-
-def _corrupt(status: int) -> GraphError:
-    return GraphError(
-        "Graph's compressed answer could not be decoded (corrupt or cut short)",
-        status=status,
-        retry_safe=True,
-        hint="retry later",
-    )
-
-
-def _too_large(
-    limit: int, reader: _CappedReader, *, declared: int | None = None
-) -> ResponseTooLargeError:
-    if declared is not None:
-        detail = f"it declared {declared:,} bytes; nothing was read"
-    elif reader.encoded:
-        detail = (
-            f"decoded {reader.decoded_count:,} bytes from {reader.raw_count:,} compressed "
-            "bytes before stopping"
+def as_graph_error(error: BodyError) -> GraphError:
+    """The ``GraphError`` a body the reader refused is reported as."""
+    status = error.status
+    if error.problem == "too_large":
+        return ResponseTooLargeError(
+            f"Graph answer is larger than the {error.limit:,}-byte limit ({error.detail})",
+            status=status,
+            hint=_ASK_FOR_LESS,
         )
-    else:
-        detail = f"read {reader.raw_count:,} bytes before stopping"
-    return ResponseTooLargeError(
-        f"Graph answer is larger than the {limit:,}-byte limit ({detail})",
-        status=reader.response.status_code,
-        hint="ask for less: fewer items ($top), fewer fields ($select), or a smaller range",
+    if error.problem == "too_many_values":
+        return ResponseTooLargeError(
+            f"Graph answer holds {error.detail} JSON values, more than the {error.limit:,}-value "
+            "limit; it was not parsed",
+            hint=_ASK_FOR_LESS,
+        )
+    if error.problem == "coding":
+        return GraphError(
+            "Graph answered with a Content-Encoding this client cannot bound safely "
+            f"({error.detail}); only identity, gzip and deflate are accepted",
+            status=status,
+            retry_safe=True,
+            hint="retry later; if it persists, a proxy between you and Graph is recompressing "
+            "answers",
+        )
+    if error.problem == "corrupt":
+        return GraphError(
+            "Graph's compressed answer could not be decoded (corrupt or cut short)",
+            status=status,
+            retry_safe=True,
+            hint="retry later",
+        )
+    return GraphError(
+        f"invalid JSON from Graph: the answer is {error.detail}",
+        retry_safe=True,
+        hint="retry later; if it persists, note the time and report it",
     )
+
+
+@contextmanager
+def graph_words() -> Iterator[None]:
+    """The body reader's refusals, raised as Graph's errors (without the reader's context)."""
+    try:
+        yield
+    except BodyError as error:
+        raise as_graph_error(error) from None
 
 
 async def read_capped(response: httpx.Response, limit: int) -> bytes:
@@ -244,72 +89,39 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
     raw bytes are counted as they arrive, so a lying or absent Content-Length changes
     nothing. Reading stops at the first chunk past the cap.
     """
-    reader = _CappedReader(response, limit)
-    declared = reader.declared_length()
-    if declared is not None and declared > limit:
-        raise _too_large(limit, reader, declared=declared)
-    chunks, overflowed = await reader.read()
-    if overflowed:
-        chunks.clear()
-        raise _too_large(limit, reader)
-    if len(chunks) == 1:
-        return chunks[0]
-    return b"".join(chunks)
+    with graph_words():
+        return await capped_body.read_capped(response, limit)
 
 
 async def read_prefix(response: httpx.Response, limit: int, skip: int = 0) -> tuple[bytes, bool]:
     """At most ``limit`` bytes of the body after its first ``skip``, and True when that was
-    all of it.
-
-    For downloads: a file larger than the cap is not an error, we just stop reading.
-    """
-    reader = _CappedReader(response, limit)
-    chunks, overflowed = await reader.read(skip)
-    return b"".join(chunks), not overflowed
+    all of it. For downloads: a file larger than the cap is not an error, we just stop."""
+    with graph_words():
+        return await capped_body.read_prefix(response, limit, skip)
 
 
-def _invalid_json(reason: str) -> GraphError:
-    return GraphError(
-        f"invalid JSON from Graph: the answer is {reason}",
-        retry_safe=True,
-        hint="retry later; if it persists, note the time and report it",
-    )
+def content_coding(headers: Mapping[str, str], status: int) -> str | None:
+    """The one coding to undo (gzip, deflate), or None for identity; else a GraphError."""
+    with graph_words():
+        return capped_body.content_coding(headers, status)
 
 
 def checked_cost(data: bytes, max_values: int) -> bytes:
-    """``data``, unless it holds more JSON values than ``max_values`` (keys included).
-
-    Counted before parsing, with the same count as a request line (``jsoncost``): a body's
-    bytes say little about its parsed size, and 2 MB of ``[{},{},...]`` would be about
-    100 MB of Python objects. A real Graph page holds at most about one value per 13 bytes.
-    """
-    over = values_over_limit(data, max_values, find_top=False)
-    if over is None:
-        return data
-    raise ResponseTooLargeError(
-        f"Graph answer holds {over.values:,} JSON values, more than the {max_values:,}-value "
-        "limit; it was not parsed",
-        hint="ask for less: fewer items ($top), fewer fields ($select), or a smaller range",
-    )
+    """``data``, unless it holds more JSON values than ``max_values`` (keys included)."""
+    with graph_words():
+        return capped_body.checked_cost(data, max_values)
 
 
 def decode_utf8_strict(data: bytes) -> str:
     """Strict UTF-8 (a leading BOM is dropped); GraphError otherwise, never echoing data."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _invalid_json("not UTF-8") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    with graph_words():
+        return capped_body.decode_utf8_strict(data)
 
 
 def parse_json_text(text: str) -> Any:
-    """Standard JSON only: NaN, Infinity and overflowing numbers (``1e999``) are refused,
-    and so is absurd nesting: none of them could be sent on to the client."""
-    try:
-        return parse_strict(text).value  # refused at the first problem; last key wins
-    except StrictJsonError as exc:
-        reason = "nested too deeply" if exc.kind == "too_deep" else "not valid JSON"
-        raise _invalid_json(reason) from None
+    """Standard JSON only (no NaN, Infinity, ``1e999`` or absurd nesting); else GraphError."""
+    with graph_words():
+        return capped_body.parse_json_text(text)
 
 
 def parse_json_strict(data: bytes) -> Any:

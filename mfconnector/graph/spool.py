@@ -23,8 +23,9 @@ import httpx
 import trio
 
 from mfconnector.errors import DocumentError, document_too_large
-from mfconnector.graph.body import _content_coding, _Inflater, _raw_chunks
+from mfconnector.graph.body import content_coding
 from mfconnector.graph.client import GraphClient
+from mfconnector.net.capped_body import Inflater, raw_chunks
 
 __all__ = ["SpooledFile", "spooled_download"]
 
@@ -68,10 +69,10 @@ async def _write(
     declared = _declared_total(response)
     if declared is not None and declared > limit:
         raise document_too_large(declared, limit)
-    coding = _content_coding(response.headers, response.status_code)
-    inflater = _Inflater(coding) if coding else None
+    coding = content_coding(response.headers, response.status_code)
+    inflater = Inflater(coding) if coding else None
     written = 0
-    async with _raw_chunks(response) as stream:
+    async with raw_chunks(response) as stream:
         async for raw in stream:
             try:
                 pieces = inflater.feed(raw, limit - written) if inflater else [raw]

@@ -218,7 +218,8 @@ def _live_builder(
     """Each user's tenant reads live Graph, in the issuer's cloud, with the on-behalf-of
     token of the request's own bearer token; preparations, audit trail and cursors are
     bound to the subject key."""
-    from mfconnector.entry.wiring import SignIn, build_context, build_server
+    from mfconnector.entry.account_builders import SignIn
+    from mfconnector.entry.wiring import build_context, build_server
     from mfconnector.hosted.live import on_behalf_of
     from mfconnector.hosted.obo import SubjectTokenProvider
     from mfconnector.hosted.tenants import Tenant

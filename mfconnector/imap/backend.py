@@ -50,7 +50,6 @@ from mfconnector.imap.settings import ServerSettings
 from mfconnector.imap.summaries import (
     SUMMARY_ITEMS,
     attachments_of,
-    header_date,
     message_of,
     summary_of,
 )
@@ -81,10 +80,12 @@ from mfconnector.mail.outgoing import (
     FrozenOutgoing,
     ReplyKind,
     SendResult,
+    resolved_attachment,
 )
 from mfconnector.mail.query import FlagChange, MessageFilter, PageRequest, ReadRequest
 from mfconnector.mail.refs import REFERENCE_PATTERN, AccountTag, Reference, parse_reference
 from mfconnector.mime import read_message
+from mfconnector.mime.attached import attached_message
 from mfconnector.mime.decode import decode_body
 from mfconnector.shaping import redact_text
 from mfconnector.textconv import convert_html
@@ -570,34 +571,8 @@ class ImapMailBackend:
         self, ref: Reference, raw: bytes, size: int | None
     ) -> tuple[Message, bool]:
         """An attached email read from its bytes; True when it was cut."""
-        import email.utils
-
         mime = await trio.to_thread.run_sync(read_message, raw, self._limits)
-        headers = mime.headers
-        senders = [
-            Person(n, a) for n, a in email.utils.getaddresses([headers.get("from", "")]) if a
-        ]
-        body = await self.body_of(raw, size)
-
-        def group(name: str) -> tuple[Person, ...]:
-            return tuple(
-                Person(n, a) for n, a in email.utils.getaddresses([headers.get(name, "")]) if a
-            )
-
-        inner = Message(
-            ref=ref,
-            subject=headers.get("subject"),
-            sender=senders[0] if senders else None,
-            received=None,
-            unread=False,
-            to=group("to"),
-            cc=group("cc"),
-            reply_to=group("reply-to"),
-            sent=header_date(headers.get("date")),
-            internet_message_id=headers.get("message-id"),
-            body=body,
-            has_attachments=bool(mime.attachments),
-        )
+        inner = attached_message(mime, ref, await self.body_of(raw, size), self._limits)
         return inner, mime.truncated or (size is not None and size > len(raw))
 
     async def attachments(self, message: Reference, page: PageRequest) -> Page[Attachment]:
@@ -859,22 +834,7 @@ class ImapMailBackend:
         where = address.message
         message = message_reference(self._tag, where.folder, where.uidvalidity, where.uid)
         found = await self.attachment(message, attachment.source, 0)
-        meta = found.attachment
-        if meta.kind != "file":
-            raise ToolInputError(
-                f"attachment {meta.name[:80]!r} is an attached email, not a file; nothing "
-                "was created",
-                hint="forward the message instead (mail_prepare forward)",
-            )
-        return dataclasses.replace(
-            attachment,
-            name=attachment.name if attachment.named else meta.name,
-            content_type=attachment.content_type
-            if attachment.typed
-            else (meta.content_type or "application/octet-stream"),
-            size=meta.size,
-            version=f"{where.uidvalidity}.{where.uid}",
-        )
+        return resolved_attachment(attachment, found.attachment, f"{where.uidvalidity}.{where.uid}")
 
     async def source_version(self, attachment: DraftAttachment) -> str | None:
         if attachment.source is None or attachment.source_kind != "attachment":

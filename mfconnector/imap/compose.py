@@ -27,7 +27,7 @@ from typing import Any
 
 from mfconnector.mail.digest import digest_of
 from mfconnector.mail.model import Person
-from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind
+from mfconnector.mail.outgoing import DraftContent, FrozenOutgoing, ReplyKind, quoted_original
 from mfconnector.mail.refs import Reference
 
 __all__ = [
@@ -38,8 +38,6 @@ __all__ = [
 ]
 
 _POLICY = email.policy.SMTP
-_QUOTE_CHARS = 20_000
-"""Most characters of the original quoted under a reply (the rest is said to be cut)."""
 _PREFIX = re.compile(r"^\s*((re|aw|sv|fwd?|wg)\s*:\s*)+", re.IGNORECASE)
 
 
@@ -106,13 +104,12 @@ def build_draft(
 
 
 def reply_content(
-    original: Original, kind: ReplyKind, content: DraftContent, me: str
+    original: Original, kind: ReplyKind, content: DraftContent, me: str, *, quote_chars: int
 ) -> tuple[DraftContent, str | None, str | None]:
-    """The reply's recipients, subject and quoted text; and its In-Reply-To, References."""
+    """The reply's recipients, subject and quoted text (at most ``quote_chars`` of the
+    original, ``reply_quote_chars``); and its In-Reply-To, References."""
     subject = _PREFIX.sub("", original.subject or "")
-    quoted = original.text[:_QUOTE_CHARS]
-    if len(original.text) > _QUOTE_CHARS:
-        quoted += "\n[... the rest of the original is not quoted]"
+    quoted = quoted_original(original.text, quote_chars)
     if kind == "forward":
         intro = "---------- Forwarded message ----------"
         to, cc = list(content.to), list(content.cc)

@@ -180,7 +180,9 @@ async def create_response(
         text=read.body.text if read.body else "",
         raw=raw,
     )
-    made, in_reply_to, references = reply_content(original, kind, content, me)
+    made, in_reply_to, references = reply_content(
+        original, kind, content, me, quote_chars=backend.limits.reply_quote_chars
+    )
     attachments, attached = await _attachments(backend, made)
     message = build_draft(
         made,

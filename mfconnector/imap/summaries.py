@@ -9,7 +9,6 @@ message), sent the Date header.
 
 from __future__ import annotations
 
-import email.utils
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
@@ -17,6 +16,7 @@ from mfconnector.imap.refs import MessageAddress, attachment_reference, message_
 from mfconnector.imap.results import Address, BodyPart, FetchedMessage
 from mfconnector.mail.model import Attachment, Body, Message, MessageSummary, Person
 from mfconnector.mail.refs import AccountTag, Reference
+from mfconnector.mime.attached import header_date
 
 __all__ = [
     "SUMMARY_ITEMS",
@@ -54,18 +54,6 @@ def internal_date(value: str | None) -> datetime | None:
     from datetime import timedelta
 
     return (local - timedelta(minutes=offset)).replace(tzinfo=UTC)
-
-
-def header_date(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = email.utils.parsedate_to_datetime(value[:200])
-    except (TypeError, ValueError, IndexError):
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 def people(addresses: Iterable[Address]) -> tuple[Person, ...]:

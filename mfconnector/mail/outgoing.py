@@ -8,11 +8,13 @@ every recipient, the subject, the whole text and each attachment's name, size an
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mfconnector.mail.model import Person
+from mfconnector.errors import ToolInputError
+from mfconnector.mail.model import Attachment, Person
 from mfconnector.mail.refs import Reference
 
 __all__ = [
@@ -23,9 +25,13 @@ __all__ = [
     "FrozenOutgoing",
     "ReplyKind",
     "SendResult",
+    "quoted_original",
+    "resolved_attachment",
 ]
 
 ReplyKind = Literal["reply", "reply_all", "forward"]
+QUOTE_CUT = "\n[... the rest of the original is not quoted]"
+"""What follows a quote cut at ``reply_quote_chars``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,38 @@ class DraftAttachment:
     """``name`` was given by the caller (else the backend fills in the source's own)."""
     typed: bool = False
     """``content_type`` was given by the caller."""
+
+
+def quoted_original(text: str, quote_chars: int) -> str:
+    """At most ``quote_chars`` of the original's text (``reply_quote_chars``) for a reply or
+    forward; past it a line says the rest is not quoted, so a cut quote is not taken for the
+    whole message. Trailing white space is not counted (nor quoted)."""
+    text = text.rstrip()
+    if len(text) <= quote_chars:
+        return text
+    return text[:quote_chars] + QUOTE_CUT
+
+
+def resolved_attachment(
+    attachment: DraftAttachment, found: Attachment, version: str
+) -> DraftAttachment:
+    """A draft attachment that copies another message's attachment, with the source's own
+    name and type where the caller gave none, its size and ``version``. An attached email
+    is refused: it is forwarded, not attached as a file."""
+    if found.kind != "file":
+        raise ToolInputError(
+            f"attachment {found.name[:80]!r} is an attached email, not a file; nothing was created",
+            hint="forward the message instead (mail_prepare forward)",
+        )
+    return dataclasses.replace(
+        attachment,
+        name=attachment.name if attachment.named else found.name,
+        content_type=attachment.content_type
+        if attachment.typed
+        else (found.content_type or "application/octet-stream"),
+        size=found.size,
+        version=version,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,13 +18,15 @@ message that says so and how to start the listing again.
 
 Wire form: ``<base64url payload>.<base64url tag>``, the payload being compact JSON
 ``{"v":3,"i":run,"t":tool,"s":scope tag,"a":arguments tag,"p":position,"k":skip}``, plus
-``"c"``: the issuing call's arguments, when the listing carries them (``issue(carry=True)``).
+``"c"``: the issuing call's arguments, when the listing carries them (``issue(carry=True)``),
+and ``"u"``: the hosted user's tag, when the signer has a ``binding``.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import json
@@ -97,12 +99,22 @@ def _refuse(message: str) -> ToolInputError:
     return ToolInputError(message, hint=CURSOR_HINT)
 
 
+@functools.cache
+def _hosted_process_key() -> bytes:
+    """The one key of this process's hosted users when no state store shares one (made on
+    first use, in memory): their cursors verify under it, so one user's cursor redeemed by
+    another is told apart from a cursor of an earlier run."""
+    return secrets.token_bytes(KEY_BYTES)
+
+
 class CursorSigner:
     """Issues cursors and redeems them, under one key held in memory for this process.
 
     A hosted server passes the key its replicas share (from the state store) and the
-    user's subject key as ``binding``: every scope tag then includes the subject, so one
-    user's cursor is refused for another even though all are signed with one key.
+    user's subject key as ``binding``: every scope tag then includes the subject, and the
+    cursor names its user's tag, so one user's cursor is refused for another (and said to
+    be another user's) even though all are signed with one key. Without a store the
+    hosted users of one process share one in-memory key.
     """
 
     def __init__(
@@ -112,13 +124,17 @@ class CursorSigner:
         key: bytes | None = None,
         binding: str = "",
     ):
-        self._key = key if key is not None else secrets.token_bytes(KEY_BYTES)
+        if key is None:
+            key = _hosted_process_key() if binding else secrets.token_bytes(KEY_BYTES)
+        self._key = key
         if len(self._key) < KEY_BYTES:
             raise ValueError(f"a cursor key needs at least {KEY_BYTES} bytes")
         self._max_chars = max_chars
         self._binding = binding
         self._run = _b64(self._mac(b"run")[:6])
         """Names this process's key, so a cursor from an earlier run gets its own message."""
+        self._user = self._tag("user", {"subject": binding}) if binding else ""
+        """Names the hosted user a cursor was issued to (``u``), for its own message."""
 
     @property
     def max_chars(self) -> int:
@@ -200,6 +216,8 @@ class CursorSigner:
             "p": dict(position),
             "k": skip,
         }
+        if self._user:
+            doc["u"] = self._user
         if arguments is not None:
             doc["c"] = arguments
         payload = json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode("ascii")
@@ -232,6 +250,11 @@ class CursorSigner:
                 f"this server issued; {_UNCHANGED}"
             )
         doc = self._verified(cursor)
+        if not hmac.compare_digest(str(doc.get("u", "")), self._user):
+            raise _refuse(
+                "this cursor was issued to another user of this server: call without a "
+                "cursor to start your own listing"
+            )
         issued_for = doc.get("t")
         if issued_for != tool:
             named = (

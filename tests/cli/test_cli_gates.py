@@ -17,8 +17,8 @@ import pytest
 from mfconnector.auth import commands
 from mfconnector.auth.msal_provider import MsalTokenProvider
 from mfconnector.cli import build_parser
+from mfconnector.entry.account_builders import live_sign_in
 from mfconnector.entry.signin import sign_in_config
-from mfconnector.entry.wiring import live_sign_in
 from mfconnector.writes.gates import gates_from_args
 from tests.support.harness import request
 from tests.support.idp_fake import FakeIdP

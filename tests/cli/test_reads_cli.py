@@ -12,7 +12,8 @@ import pytest
 
 from mfconnector.auth.config import auth_config_from_args
 from mfconnector.cli import build_parser
-from mfconnector.entry.wiring import UsageError, build_context
+from mfconnector.entry.account_builders import UsageError
+from mfconnector.entry.wiring import build_context
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.timezones import resolve_zone
 

@@ -15,7 +15,7 @@ from mfconnector.gmail_emulator import GmailEmulator
 from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.mail.failures import InsufficientScope, Unsupported
 from mfconnector.mail.model import Person
-from mfconnector.mail.outgoing import DraftAttachment, DraftContent, DraftRevision
+from mfconnector.mail.outgoing import DraftAttachment, DraftContent, DraftRevision, ReplyKind
 from mfconnector.mail.query import FlagChange, PageRequest
 from mfconnector.mail.refs import Reference
 from tests.support.gmail_loopback import ME, TOKEN, backend_for, empty_emulator, served
@@ -184,6 +184,42 @@ async def test_a_reply_joins_the_thread_with_its_references() -> None:
     assert parsed["In-Reply-To"] == "<Lunch.plans@mail.example>"
     assert parsed["Subject"] == "Re: Lunch plans"
     assert [m.subject for m in thread.items] == ["Lunch plans", "Re: Lunch plans"]
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+@pytest.mark.parametrize("kind", ["reply", "forward"])
+async def test_the_quoted_original_is_cut_at_reply_quote_chars_and_says_so(
+    extra: int, kind: ReplyKind
+) -> None:
+    limit = 200
+    message = EmailMessage()
+    message["From"] = "Bo <bo@mail.example>"
+    message["To"] = ME
+    message["Subject"] = "Long one"
+    message.set_content("ж" * (limit + extra - 1) + "Ω")  # the last one tells all was quoted
+    emulator = empty_emulator()
+    original = emulator.mailbox.add_message(message.as_bytes(), ["INBOX"]).id
+    with served(emulator) as server:
+        backend = backend_for(
+            server,
+            gates=ALL_GATES,
+            limits=dataclasses.replace(DEFAULT_LIMITS, reply_quote_chars=limit),
+        )
+        draft = await backend.create_response(
+            Reference(backend.tag, original),
+            kind,
+            DraftContent(to=[Person("Bo", "bo@mail.example")], text="mine"),
+        )
+        frozen = await backend.freeze(draft.ref)
+    assert frozen.mime is not None
+    parsed = BytesParser(policy=default_policy).parsebytes(frozen.mime)
+    body = parsed.get_body(("plain",))
+    assert body is not None
+    text = body.get_content()
+    assert text.startswith("mine")
+    assert text.count("ж") == (limit + extra - 1 if extra <= 0 else limit)
+    assert ("Ω" in text) is (extra <= 0)
+    assert ("the rest of the original is not quoted" in text) is (extra > 0)
 
 
 async def test_a_rate_limited_send_is_rejected_and_nothing_is_sent() -> None:

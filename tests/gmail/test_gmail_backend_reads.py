@@ -320,3 +320,42 @@ async def test_attachments_list_an_attached_email_parsed_and_spool_a_file() -> N
                 assert (await spooled.stat()).st_mode & 0o077 == 0
             assert not await spooled.exists()
         assert (await backend.profile())["address"] == "me@mail.example"
+
+
+async def test_a_picture_inline_in_the_text_is_found_by_has_attachments_but_not_flagged() -> None:
+    """What docs/GMAIL.md says of ``has_attachments``: Gmail's ``has:attachment`` also finds
+    a message whose only file is a picture inline in its text; the listing's row (from
+    metadata, which holds no parts) flags only files attached beside the text, and the
+    read lists the inline picture, ``inline`` true."""
+    emulator = empty_emulator()
+    photos = EmailMessage()
+    photos["From"] = "Ann Sender <ann@mail.example>"
+    photos["To"] = "me@mail.example"
+    photos["Subject"] = "Photos from the weekend"
+    photos.set_content("See the garden.")
+    photos.add_alternative("<p>See the garden.</p><img src='cid:garden'>", subtype="html")
+    html = photos.get_payload()[1]
+    html.add_related(
+        b"\x89PNG\r\n\x1a\n",
+        "image",
+        "png",
+        cid="<garden>",
+        filename="garden.png",
+        disposition="inline",
+    )
+    inline = emulator.mailbox.add_message(photos.as_bytes(), ["INBOX"])
+    attached = emulator.mailbox.add_message(
+        _mail("Report", attachments=(("report.bin", b"\x00" * 10),)), ["INBOX"]
+    )
+    emulator.mailbox.add_message(_mail("Plain"), ["INBOX"])
+    with served(emulator) as server:
+        backend = backend_for(server)
+        inbox = await backend.resolve_folder("inbox", "folder")
+        found = await backend.list_messages(
+            inbox, MessageFilter(has_attachments=True), PageRequest(limit=50)
+        )
+        read = await backend.read(Reference(backend.tag, inline.id), ReadRequest())
+    flagged = {m.ref.native: m.has_attachments for m in found.items}
+    assert flagged == {inline.id: False, attached.id: True}
+    assert read.has_attachments
+    assert [(a.name, a.inline) for a in read.attachments] == [("garden.png", True)]

@@ -92,6 +92,48 @@ async def test_a_compressed_answer_is_refused_not_inflated() -> None:
     await client.aclose()
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"labels": NaN, "secret": "hunter2"}',
+        b'{"labels": 1e999, "secret": "hunter2"}',
+        b'{"labels": [], "secret": "hunter2\xff"}',
+        b"[" * 10_000 + b'"hunter2"' + b"]" * 10_000,
+        b'{"labels": [], "secret": "hunter2"',
+    ],
+    ids=["nan", "overflowing-number", "not-utf8", "nested-too-deeply", "cut-short"],
+)
+async def test_an_answer_that_is_not_standard_json_is_refused_without_echoing_it(
+    body: bytes,
+) -> None:
+    """Gmail's answers are read with the same strict JSON as Graph's (net.capped_body)."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=httpx.ByteStream(body))
+
+    client = _client(httpx.MockTransport(answer))
+    with pytest.raises(ActionFailure, match="not valid JSON") as caught:
+        await client.get("labels")
+    await client.aclose()
+    assert "hunter2" not in str(caught.value) and caught.value.retry_safe
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+async def test_an_answer_declaring_more_than_the_cap_is_refused_before_reading() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200,
+            headers={"Content-Length": str(FAST.graph_body_bytes + 1)},
+            stream=httpx.ByteStream(b"{}"),
+        )
+
+    client = _client(httpx.MockTransport(answer))
+    with pytest.raises(ActionFailure, match="graph_body_bytes"):
+        await client.get("labels")
+    await client.aclose()
+    assert client.counter.bytes_read == 0
+
+
 @pytest.mark.parametrize("extra", [-1, 0, 1])
 async def test_the_body_cap_at_its_limit(extra: int) -> None:
     emulator = empty_emulator()

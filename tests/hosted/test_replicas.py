@@ -148,7 +148,22 @@ def test_a_cursor_issued_by_one_replica_continues_on_another(
         assert on_two["messages"] == on_one["messages"], "both continue the same listing"
         assert not set(map(str, on_two["messages"])) & set(map(str, first["messages"]))
         refused = error_of(call(client, two, "mail_list", {"cursor": cursor, "limit": 2}, "b2"))
-        assert "another account" in refused["message"], refused
+        assert "issued to another user of this server" in refused["message"], refused
+
+
+def test_without_a_state_store_another_users_cursor_is_said_to_be_another_users(
+    tmp_path: Path, client: httpx.Client
+) -> None:
+    """No --state-url: each user's tenant signs in memory; b2 is told the cursor is another
+    user's, not one of an earlier run, and a1 still continues it."""
+    with hosted_replicas(tmp_path, 1, *SWITCHES) as (server,):
+        first = page(call(client, server, "mail_list", {"limit": 2}))
+        cursor = first["skipped"]["items"]["cursor"]
+        refused = error_of(call(client, server, "mail_list", {"cursor": cursor, "limit": 2}, "b2"))
+        assert "issued to another user of this server" in refused["message"], refused
+        assert "earlier run" not in refused["message"], refused
+        mine = page(call(client, server, "mail_list", {"cursor": cursor, "limit": 2}))
+        assert not set(map(str, mine["messages"])) & set(map(str, first["messages"]))
 
 
 def test_a_preparation_made_on_one_replica_is_confirmed_on_another(

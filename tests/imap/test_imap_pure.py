@@ -27,6 +27,7 @@ from mfconnector.imap.refs import (
 )
 from mfconnector.imap.search import exact, filter_criteria
 from mfconnector.imap.summaries import internal_date
+from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.mail.failures import (
     ActionFailure,
     Ambiguous,
@@ -35,12 +36,13 @@ from mfconnector.mail.failures import (
     Throttled,
 )
 from mfconnector.mail.model import MessageSummary, Person
-from mfconnector.mail.outgoing import DraftContent
+from mfconnector.mail.outgoing import DraftContent, ReplyKind
 from mfconnector.mail.query import MessageFilter
 from mfconnector.mail.refs import Reference, account_tag, parse_reference
 
 TAG = account_tag("imap", "work")
 ALICE = Person("Alice", "alice@example.org")
+QUOTE = DEFAULT_LIMITS.reply_quote_chars
 
 
 @pytest.mark.parametrize("folder", ["INBOX", "Projects/2026.Q1", "Läst & klar", "a.b.c"])
@@ -141,7 +143,7 @@ def test_a_reply_all_answers_reply_to_copies_the_others_and_threads() -> None:
         text="Line one\nLine two",
     )
     made, in_reply_to, references = reply_content(
-        original, "reply_all", DraftContent(text="Yes."), "alice@example.org"
+        original, "reply_all", DraftContent(text="Yes."), "alice@example.org", quote_chars=QUOTE
     )
     assert made.subject == "Re: Plan" and in_reply_to == "<m1@example.org>"
     assert references == "<m0@example.org> <m1@example.org>"
@@ -149,6 +151,31 @@ def test_a_reply_all_answers_reply_to_copies_the_others_and_threads() -> None:
     assert [p.address for p in made.cc] == ["dan@example.org", "bob@example.org"]
     assert made.text is not None and "> Line two" in made.text
     forward, _, _ = reply_content(
-        original, "forward", DraftContent(text="FYI"), "alice@example.org"
+        original, "forward", DraftContent(text="FYI"), "alice@example.org", quote_chars=QUOTE
     )
     assert forward.subject == "Fwd: Plan" and not forward.to
+
+
+@pytest.mark.parametrize("length", [QUOTE - 1, QUOTE, QUOTE + 1])
+@pytest.mark.parametrize("kind", ["reply", "forward"])
+def test_the_quoted_original_is_cut_at_reply_quote_chars_and_says_so(
+    length: int, kind: ReplyKind
+) -> None:
+    text = "ж" * (length - 1) + "Ω"  # the last character tells whether all was quoted
+    original = Original(
+        message_id="<m1@example.org>",
+        references=None,
+        subject="Plan",
+        sender=Person("Bob", "bob@example.org"),
+        reply_to=(),
+        to=(ALICE,),
+        cc=(),
+        text=text,
+    )
+    made, _, _ = reply_content(
+        original, kind, DraftContent(text="mine"), "alice@example.org", quote_chars=QUOTE
+    )
+    assert made.text is not None
+    assert made.text.count("ж") == (length - 1 if length <= QUOTE else QUOTE)
+    assert ("Ω" in made.text) is (length <= QUOTE)
+    assert ("the rest of the original is not quoted" in made.text) is (length > QUOTE)

@@ -4,9 +4,6 @@ race to confirm the same preparation: exactly one send request reaches Graph."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,45 +12,8 @@ import pytest
 import trio
 
 from tests.support.acting_harness import Draft, ScriptedMailbox, outlook_id, ref
-from tests.support.harness import request
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
-
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "tests" / "support" / "write_server.py"
-
-
-class Process:
-    """One server process over real pipes: JSON lines in, JSON lines out."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self._buffer = b""
-        self._ids = 0
-
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        self._ids += 1
-        message = request(self._ids, "tools/call", {"name": name, "arguments": arguments})
-        assert self.process.stdin is not None and self.process.stdout is not None
-        await self.process.stdin.send_all(json.dumps(message).encode() + b"\n")
-        while b"\n" not in self._buffer:
-            chunk = await self.process.stdout.receive_some(65_536)
-            assert chunk, "the server closed its output"
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        reply: dict[str, Any] = json.loads(line)
-        assert reply["id"] == self._ids
-        result: dict[str, Any] = reply["result"]
-        return result
-
-
-async def start(graph: LoopbackServer, state_dir: Path) -> Process:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, str(SERVER), f"{graph.url}/v1.0", str(state_dir)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    return Process(process)
+from tests.support.send_race import Process, one_winner, prepared_confirmation, racing_servers
 
 
 @pytest.mark.slow
@@ -63,28 +23,10 @@ async def test_two_processes_racing_send_exactly_once(
 ) -> None:
     mailbox = ScriptedMailbox(graph)
     draft = mailbox.add(Draft(outlook_id(f"race{round_}")))
+    results: list[dict[str, Any]] = []
     with trio.fail_after(60):
-        desktop, editor = await start(graph, tmp_path), await start(graph, tmp_path)
-        try:
-            read = await desktop.call(
-                "mail_review", {"action": "draft", "message_id": ref(draft.id)}
-            )
-            prepared = (
-                await desktop.call(
-                    "mail_prepare",
-                    {
-                        "action": "draft",
-                        "message_id": ref(draft.id),
-                        "source_digest": read["structuredContent"]["source_digest"],
-                    },
-                )
-            )["structuredContent"]
-            confirm = {
-                "prepared_id": prepared["prepared_id"],
-                "confirmed_digest": prepared["digest"],
-            }
-            results: list[dict[str, Any]] = []
-
+        async with racing_servers(graph, tmp_path, 2) as (desktop, editor):
+            confirm = await prepared_confirmation(desktop, draft.id)
             both_reading = threading.Barrier(2, timeout=20)
 
             def slow_read(recorded: RecordedRequest) -> Reply:
@@ -99,22 +41,11 @@ async def test_two_processes_racing_send_exactly_once(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(send, desktop)
                 nursery.start_soon(send, editor)
-        finally:
-            for process in (desktop, editor):
-                assert process.process.stdin is not None
-                await process.process.stdin.aclose()
-                await process.process.wait()
     assert len(mailbox.sends()) == 1
     draft_path = f"/v1.0/me/messages/{draft.id}"
     reads = [r for r in graph.requests if r.method == "GET" and r.path == draft_path]
     assert len(reads) == 4, "both confirmations re-read the draft: they raced to the claim"
-    winners = [r for r in results if not r["isError"] and "resent" not in r["structuredContent"]]
-    assert len(winners) == 1, results
-    (other,) = [r for r in results if r is not winners[0]]
-    said = json.loads(other["content"][0]["text"])
-    recorded = said.get("error", {}).get("outcome", said)
-    assert recorded["resent"] is False, said
-    assert recorded["status"] in ("sending", "sent", "verified"), said
+    assert len(one_winner(results)) == 1
 
 
 @pytest.mark.slow
@@ -128,8 +59,7 @@ async def test_two_processes_each_preparing_the_same_draft_send_it_once(
     results: list[dict[str, Any]] = []
     prepared: list[dict[str, Any]] = []
     with trio.fail_after(60):
-        desktop, editor = await start(graph, tmp_path), await start(graph, tmp_path)
-        try:
+        async with racing_servers(graph, tmp_path, 2) as (desktop, editor):
 
             async def prepare_and_confirm(process: Process) -> None:
                 read = await process.call(
@@ -157,20 +87,9 @@ async def test_two_processes_each_preparing_the_same_draft_send_it_once(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(prepare_and_confirm, desktop)
                 nursery.start_soon(prepare_and_confirm, editor)
-        finally:
-            for process in (desktop, editor):
-                assert process.process.stdin is not None
-                await process.process.stdin.aclose()
-                await process.process.wait()
     assert len(mailbox.sends()) == 1, "one draft, one send request"
     assert prepared[0]["prepared_id"] == prepared[1]["prepared_id"], "one live claim per draft"
-    winners = [r for r in results if not r["isError"] and "resent" not in r["structuredContent"]]
-    assert len(winners) == 1, results
-    for other in [r for r in results if r is not winners[0]]:
-        said = json.loads(other["content"][0]["text"])
-        recorded = said.get("error", {}).get("outcome", said)
-        assert recorded["resent"] is False, said
-        assert recorded["status"] in ("sending", "sent", "verified"), said
+    one_winner(results)
 
 
 @pytest.mark.slow
@@ -202,25 +121,8 @@ async def test_the_loser_of_a_race_gets_the_winners_outcome_not_a_draft_error(
 
     results: list[dict[str, Any]] = []
     with trio.fail_after(60):
-        desktop, editor = await start(graph, tmp_path), await start(graph, tmp_path)
-        try:
-            read = await desktop.call(
-                "mail_review", {"action": "draft", "message_id": ref(draft.id)}
-            )
-            prepared = (
-                await desktop.call(
-                    "mail_prepare",
-                    {
-                        "action": "draft",
-                        "message_id": ref(draft.id),
-                        "source_digest": read["structuredContent"]["source_digest"],
-                    },
-                )
-            )["structuredContent"]
-            confirm = {
-                "prepared_id": prepared["prepared_id"],
-                "confirmed_digest": prepared["digest"],
-            }
+        async with racing_servers(graph, tmp_path, 2) as (desktop, editor):
+            confirm = await prepared_confirmation(desktop, draft.id)
             graph.route("GET", f"/v1.0/me/messages/{draft.id}", held_read)
             mailbox.send_reply = accepted
 
@@ -230,16 +132,6 @@ async def test_the_loser_of_a_race_gets_the_winners_outcome_not_a_draft_error(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(send, desktop)
                 nursery.start_soon(send, editor)
-        finally:
-            for process in (desktop, editor):
-                assert process.process.stdin is not None
-                await process.process.stdin.aclose()
-                await process.process.wait()
     assert len(mailbox.sends()) == 1
-    winners = [r for r in results if not r["isError"] and "resent" not in r["structuredContent"]]
-    assert len(winners) == 1, results
-    (other,) = [r for r in results if r is not winners[0]]
-    said = json.loads(other["content"][0]["text"])
+    (said,) = one_winner(results)
     assert said.get("error", {}).get("error_code") != "invalid_arguments", said
-    recorded = said.get("error", {}).get("outcome", said)
-    assert recorded["resent"] is False and recorded["status"] in ("sending", "sent", "verified")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 
 from mfconnector.cli import main
+from mfconnector.entry.account_builders import PROVIDER_BUILDERS, LazyGraph
 from mfconnector.entry.accounts_file import AccountSpec
 from mfconnector.entry.providers import BuildPlace, ServedAccount
-from mfconnector.entry.wiring import PROVIDER_BUILDERS, LazyGraph
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.mail_backend import graph_account
 from tests.support.acting_harness import ScopedTokens

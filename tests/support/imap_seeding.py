@@ -3,21 +3,19 @@
 
 from __future__ import annotations
 
-import email.policy
-import email.utils
 import imaplib
 import time
 from collections.abc import Sequence
-from email.message import EmailMessage
 
 import trio
 
 from mfconnector.imap.backend import ImapMailBackend
-from mfconnector.mail.model import Folder, Person
+from mfconnector.mail.model import Folder
 from tests.support.mail_conformance import SeedMessage
 from tests.support.mailservers import Dovecot
+from tests.support.seed_mime import seed_bytes
 
-__all__ = ["ImapSeeder", "seed_bytes"]
+__all__ = ["ImapSeeder"]
 
 ROLE_FOLDERS = {
     "inbox": "INBOX",
@@ -27,39 +25,6 @@ ROLE_FOLDERS = {
     "junk": "Junk",
     "archive": "Archive",
 }
-
-
-def _shown(person: Person) -> str:
-    return email.utils.formataddr((person.name, person.address))
-
-
-def seed_bytes(message: SeedMessage) -> bytes:
-    out = EmailMessage(policy=email.policy.SMTP)
-    out["From"] = _shown(message.sender)
-    out["To"] = ", ".join(_shown(p) for p in message.to)
-    if message.reply_to:
-        out["Reply-To"] = ", ".join(_shown(p) for p in message.reply_to)
-    out["Subject"] = message.subject
-    out["Date"] = email.utils.format_datetime(message.received)
-    out["Message-ID"] = message.message_id or email.utils.make_msgid(domain="seed.example.org")
-    if message.in_reply_to:
-        out["In-Reply-To"] = message.in_reply_to
-        out["References"] = message.in_reply_to
-    if message.html is not None:
-        if message.text:
-            out.set_content(message.text)
-            out.add_alternative(message.html, subtype="html")
-        else:
-            out.set_content(message.html, subtype="html")
-    else:
-        out.set_content(message.text)
-    for name, content_type, data in message.attachments:
-        main, _, sub = content_type.partition("/")
-        if main == "text":
-            out.add_attachment(data.decode(), subtype=sub, filename=name)
-        else:
-            out.add_attachment(data, maintype=main, subtype=sub, filename=name)
-    return out.as_bytes()
 
 
 class ImapSeeder:

@@ -362,6 +362,30 @@ def test_a_cursor_bound_to_one_subject_is_refused_for_another() -> None:
     assert again.position == {"link": NEXT}, "another replica of the same user continues it"
     with pytest.raises(ToolInputError) as caught:
         CursorSigner(key=key, binding="subject-b").redeem(cursor, tool="mail_list", scope=SCOPE)
-    assert "another account" in caught.value.message
-    with pytest.raises(ToolInputError):
+    assert "issued to another user of this server" in caught.value.message
+    assert "earlier run" not in caught.value.message
+    with pytest.raises(ToolInputError) as caught:
         CursorSigner(key=key).redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert "another user" in caught.value.message
+
+
+def test_without_a_shared_key_hosted_users_still_get_the_another_user_message() -> None:
+    """Hosted mode without --state-url: each user's tenant makes its own signer with no
+    key; one user's cursor redeemed by another is theirs, not an earlier run's."""
+    alice = CursorSigner(binding="subject-a")
+    cursor = alice.issue(tool="mail_list", scope=SCOPE, position={"link": NEXT})
+    with pytest.raises(ToolInputError) as caught:
+        CursorSigner(binding="subject-b").redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert "issued to another user of this server" in caught.value.message
+    assert "earlier run" not in caught.value.message
+    again = CursorSigner(binding="subject-a").redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert again.position == {"link": NEXT}, "the same user's next tenant continues it"
+
+
+def test_a_hosted_cursor_of_an_earlier_run_still_says_so() -> None:
+    """Another process's key (a restart without a store): the earlier-run message."""
+    earlier = CursorSigner(key=bytes(range(32)), binding="subject-a")
+    cursor = earlier.issue(tool="mail_list", scope=SCOPE, position={"link": NEXT})
+    with pytest.raises(ToolInputError) as caught:
+        CursorSigner(binding="subject-a").redeem(cursor, tool="mail_list", scope=SCOPE)
+    assert "issued by an earlier run of the server" in caught.value.message

@@ -38,7 +38,8 @@ from mfconnector.demo import DEMO_ACCOUNT, DEMO_SOURCE
 from mfconnector.emulator import Emulator
 from mfconnector.emulator.model import Message
 from mfconnector.emulator.transport import EmulatorTransport
-from mfconnector.entry.wiring import FIXTURE_TOKEN, build_context
+from mfconnector.entry.account_builders import FIXTURE_TOKEN
+from mfconnector.entry.wiring import build_context
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, is_graph_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits

@@ -43,7 +43,8 @@ from jsonschema import Draft202012Validator
 
 from mfconnector.auth import StaticTokenProvider
 from mfconnector.cli import build_parser
-from mfconnector.entry.wiring import FIXTURE_TOKEN, build_context
+from mfconnector.entry.account_builders import FIXTURE_TOKEN
+from mfconnector.entry.wiring import build_context
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixture_transport import FixtureTransport
 from mfconnector.graph.fixtures import FixtureSet, RepeatBody, load_fixtures
