@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mfconnector.jsonrpc import EncodedObject
+
 __all__ = ["Encoded", "encoded", "text_of", "wire_cost"]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -37,11 +39,10 @@ def wire_cost(text: str) -> int:
     return 2 * escaped + again
 
 
-class Encoded(dict[str, Any]):
-    """A result and its text, written once while it was built. Changing the dict after
-    that would leave the text behind: callers make a plain copy to change it."""
-
-    text: str
+class Encoded(EncodedObject):
+    """A result and its text, written once while it was built; the reply line reuses that
+    text too (``jsonrpc.encode``). Changing the dict after that would leave the text
+    behind: callers make a plain copy to change it."""
 
 
 def encoded(result: Mapping[str, Any], rows_key: str, row_texts: Sequence[str]) -> Encoded:
