@@ -8,7 +8,6 @@ response becomes an ``Invalid`` carrying the exact error reply to send.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -20,12 +19,10 @@ from mfconnector.strictjson import RepeatedKeys, StrictJsonError, Strictness, pa
 
 __all__ = [
     "ClientResponse",
-    "EncodedObject",
     "Invalid",
     "Notification",
     "Request",
     "RequestId",
-    "ascii_json",
     "encode",
     "encode_json",
     "encode_with_result",
@@ -213,48 +210,11 @@ def encode_with_result(request_id: RequestId, result_json: bytes) -> bytes:
     )
 
 
-class EncodedObject(dict[str, Any]):
-    """A JSON object whose compact text (non-ASCII kept) was written while it was built.
-    As a result's ``structuredContent`` it is spliced into the reply line from that text,
-    not encoded a second time. Changing the dict afterwards would leave the text behind."""
-
-    text: str
-
-
-_ESCAPED_ONLY_IN_ASCII = re.compile(r"[^\x00-\x7e]")
-"""What ``ensure_ascii=True`` escapes and ``ensure_ascii=False`` keeps: DEL and every
-non-ASCII character (controls below U+0020 are escaped either way)."""
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 | code >> 10:04x}\\u{0xDC00 | code & 0x3FF:04x}"
-
-
-def ascii_json(text: str) -> str:
-    """Compact JSON ``text`` as ``ensure_ascii=True`` writes it: DEL and every non-ASCII
-    character (which JSON text holds only inside strings) as ``\\uXXXX``, a surrogate pair
-    past the BMP."""
-    if text.isascii() and "\x7f" not in text:
-        return text
-    return _ESCAPED_ONLY_IN_ASCII.sub(_escaped, text)
-
-
 def encode(message: dict[str, Any]) -> bytes:
     """One compact, ASCII-only JSON line: safe in UTF-8 and C locales alike."""
-    result = message.get("result")
-    structured = result.get("structuredContent") if type(result) is dict else None
-    if isinstance(structured, EncodedObject) and next(reversed(message)) == "result":
-        # The result is the line's last member: its other members, then the object's text.
-        rest = {key: value for key, value in result.items() if key != "structuredContent"}
-        head = _dumps_ascii({**message, "result": rest})
-        text = ascii_json(structured.text)
-        return (head[:-2] + ',"structuredContent":' + text + "}}").encode("ascii") + b"\n"
-    return _dumps_ascii(message).encode("ascii") + b"\n"
-
-
-def _dumps_ascii(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return (
+        json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode(
+            "ascii"
+        )
+        + b"\n"
+    )

@@ -14,8 +14,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mfconnector.jsonrpc import EncodedObject
-
 __all__ = ["Encoded", "encoded", "text_of", "wire_cost"]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -39,10 +37,11 @@ def wire_cost(text: str) -> int:
     return 2 * escaped + again
 
 
-class Encoded(EncodedObject):
-    """A result and its text, written once while it was built; the reply line reuses that
-    text too (``jsonrpc.encode``). Changing the dict after that would leave the text
-    behind: callers make a plain copy to change it."""
+class Encoded(dict[str, Any]):
+    """A result and its text, written once while it was built. Changing the dict after
+    that would leave the text behind: callers make a plain copy to change it."""
+
+    text: str
 
 
 def encoded(result: Mapping[str, Any], rows_key: str, row_texts: Sequence[str]) -> Encoded:

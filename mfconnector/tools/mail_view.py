@@ -66,7 +66,8 @@ FOLDER_SHARED = ("parent", "hidden")
 _FLAG_WORDS = {"flagged": "flagged", "done": "done"}
 _LINK_HINT = re.compile(r"://|%3a|access_token|tempauth", re.IGNORECASE)
 """What a string needs before ``redact_text`` can find a credential link in it (a link has
-``:``, a credential parameter ``=`` or ``%3d``: strings with none of them skip even this)."""
+``://`` or ``%3a``, a credential parameter ``=`` or ``%3d``: strings with none of them, a
+"Re: ..." subject among them, skip even this)."""
 
 
 class Bounds:
@@ -83,7 +84,7 @@ class Bounds:
     def text(self, value: str | None, path: str) -> str | None:
         if value is None:
             return None
-        if (":" in value or "=" in value or "%" in value) and _LINK_HINT.search(value):
+        if ("://" in value or "=" in value or "%" in value) and _LINK_HINT.search(value):
             cleaned, cut = redact_text(value)
             if cut:
                 self.skipped.removed.append(path)

@@ -1,7 +1,7 @@
-"""A result's text is written once, while it is built, and the reply line reuses it for
-both the text block and ``structuredContent`` (``jsonrpc.encode``). So the text must say
-exactly what the result's dict holds: checked here on the tools' own return values, before
-any encoding could hide a difference, over the demo's read tools and views."""
+"""A result's text is written once, while it is built, and the text block sends it as it
+is (``success_result``). So the text must say exactly what the result's dict holds, which
+``structuredContent`` sends: checked here on the tools' own return values, over the demo's
+read tools and views."""
 
 from __future__ import annotations
 
