@@ -10,6 +10,7 @@ say what they cut. Times are parsed to aware UTC ``datetime`` values.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Literal
@@ -176,6 +177,9 @@ def summary_of(
     return MessageSummary(*_summary_values(item, tag, folder_names))
 
 
+_SUMMARY_FIELDS = tuple(f.name for f in fields(MessageSummary))
+
+
 def _summary_values(
     item: Mapping[str, Any], tag: AccountTag, folder_names: Mapping[str, str] | None
 ) -> tuple[Any, ...]:
@@ -195,7 +199,7 @@ def _summary_values(
         graph_time(get("receivedDateTime")),  # received
         get("isRead") is False,  # unread
         flag,  # flag
-        _IMPORTANCE.get(get("importance"), "normal"),  # importance
+        _IMPORTANCE.get(get("importance"), "normal"),  # type: ignore[arg-type]  # importance
         get("hasAttachments") is True,  # has_attachments
         get("isDraft") is True,  # is_draft
         _strings(get("categories")),  # categories
@@ -222,7 +226,7 @@ def message_of(
     author = person_of(item.get("from"))
     sender = person_of(item.get("sender"))
     return Message(
-        *_summary_values(item, tag, None),
+        **dict(zip(_SUMMARY_FIELDS, _summary_values(item, tag, None), strict=True)),
         bcc=_people(item.get("bccRecipients")),
         reply_to=_people(item.get("replyTo")),
         on_behalf=sender if sender is not None and sender != author else None,

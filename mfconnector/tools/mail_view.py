@@ -132,7 +132,10 @@ def local_minutes(value: datetime | None, zone: MailboxZone) -> str | None:
     """``2026-03-01T10:00`` in the mailbox's zone (the zone is named once per result)."""
     if value is None:
         return None
-    return value.astimezone(zone.tz).isoformat(timespec="minutes")[:16]
+    local = value.astimezone(zone.tz)
+    # %-formatting: half of isoformat's cost, and faster than an f-string (fifty a page)
+    parts = (local.year, local.month, local.day, local.hour, local.minute)
+    return "%04d-%02d-%02dT%02d:%02d" % parts  # noqa: UP031
 
 
 def local_iso(value: datetime | None, zone: MailboxZone) -> str | None:

@@ -70,7 +70,8 @@ def test_every_summary_field_is_filled_from_its_own_graph_property() -> None:
 
 def test_a_read_message_keeps_the_summary_fields_and_adds_its_own() -> None:
     message = message_of(ITEM, TAG, body=None)
-    assert message.subject == "Quarterly numbers" and message.change_token == EXPECTED["change_token"]
+    assert message.subject == "Quarterly numbers"
+    assert message.change_token == EXPECTED["change_token"]
     assert message.thread == "AAQk-conversation" and message.preview == "The numbers for Q1"
     assert message.bcc == (Person("Bcc", "bcc@contoso.com"),)
     assert message.on_behalf == Person("Assistant", "assistant@contoso.com")
