@@ -355,12 +355,13 @@ class GraphClient:
             if failure is not None:
                 raise failure
             try:
-                _log.debug(
-                    "GET %s -> %s request-id=%s",
-                    log_as,
-                    response.status_code,
-                    request_id(response.headers) or "-",
-                )
+                if _log.isEnabledFor(logging.DEBUG):  # the header lookup costs when unused
+                    _log.debug(
+                        "GET %s -> %s request-id=%s",
+                        log_as,
+                        response.status_code,
+                        request_id(response.headers) or "-",
+                    )
                 if response.status_code in ok:
                     return await handle(response)
                 body = await self._error_body(response)
