@@ -121,6 +121,67 @@ def measure(python: str, cwd: Path, calls: int, batches: int) -> dict[str, float
         server.close()
 
 
+def emulator_share(calls: int, batches: int) -> dict[str, float]:
+    """CPU ms per call that the demo's emulator (standing in for Graph) takes of the list
+    and the read, measured in this process: the tools run as ``--demo`` wires them, and
+    the emulator's transport is timed around each request it answers. A live server pays
+    for TLS and the network read instead."""
+    import time
+
+    import trio
+
+    from mfconnector.cli import build_parser
+    from mfconnector.emulator.transport import EmulatorTransport
+    from mfconnector.entry.wiring import build_context
+    from mfconnector.limits import DEFAULT_LIMITS
+    from mfconnector.tools.mail import mail_list, mail_search
+    from mfconnector.tools.mail_read import mail_read
+
+    spent = [0.0]
+    answer = EmulatorTransport.handle_async_request
+
+    async def timed(self: EmulatorTransport, request: Any) -> Any:
+        started = time.process_time()
+        try:
+            return await answer(self, request)
+        finally:
+            spent[0] += time.process_time() - started
+
+    EmulatorTransport.handle_async_request = timed  # type: ignore[method-assign]
+
+    async def run() -> dict[str, float]:
+        ctx, graph = build_context(build_parser().parse_args(["--demo"]), DEFAULT_LIMITS)
+        found = await mail_search(ctx, {"query": '"Store audit transcript"'})
+        columns = found["columns"]
+        target = next(
+            row[columns.index("id")]
+            for row in found["messages"]
+            if "(10,000 " in row[columns.index("subject")]
+        )
+        scenarios = {
+            "mail_list (50, compact)": (mail_list, {"limit": 50}),
+            "mail_read (10,000 chars)": (mail_read, {"message_id": target}),
+        }
+        out = {}
+        for label, (tool, arguments) in scenarios.items():
+            for _ in range(5):
+                await tool(ctx, arguments)
+            shares = []
+            for _ in range(batches):
+                spent[0] = 0.0
+                for _ in range(calls):
+                    await tool(ctx, arguments)
+                shares.append(spent[0] / calls * 1000)
+            out[label] = statistics.median(shares)
+        await graph.aclose()
+        return out
+
+    try:
+        return trio.run(run)
+    finally:
+        EmulatorTransport.handle_async_request = answer  # type: ignore[method-assign]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline-python", required=True, help="python of a 0.2.0 venv")
@@ -132,11 +193,15 @@ def main() -> None:
     new = measure(sys.executable, ROOT, args.calls, args.batches)
     print(f"## server CPU per tools/call on --demo (median of {args.batches} batches of ")
     print(f"{args.calls} calls)\n")
-    print("| call | 0.2.0 (ms) | this checkout (ms) | goal |")
-    print("| --- | ---: | ---: | --- |")
+    emulator = emulator_share(args.calls, args.batches)
+    print("| call | 0.2.0 (ms) | this checkout (ms) | of which the emulator (ms) | goal |")
+    print("| --- | ---: | ---: | ---: | --- |")
     for label in new:
         mark = "met" if new[label] <= GOAL_MS else "missed"
-        print(f"| {label} | {old[label]:.2f} | {new[label]:.2f} | <= {GOAL_MS:g} ms: {mark} |")
+        print(
+            f"| {label} | {old[label]:.2f} | {new[label]:.2f} | {emulator[label]:.2f} "
+            f"| <= {GOAL_MS:g} ms: {mark} |"
+        )
 
 
 if __name__ == "__main__":

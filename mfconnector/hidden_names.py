@@ -82,13 +82,21 @@ def _scan(value: Any, path: str, key: str | None, found: list[dict[str, Any]]) -
 def _scan_table(
     rows: list[Any], path: str, columns: list[Any], found: list[dict[str, Any]]
 ) -> None:
-    """A compact table (``{"columns": [...], "messages": [[...], ...]}``): cells by column."""
+    """A compact table (``{"columns": [...], "messages": [[...], ...]}``): cells by column.
+    Fifty rows of plain text are the common case: a cell's path is written only for a cell
+    that needs a closer look."""
+    names = [c if isinstance(c, str) else None for c in columns]
     for index, row in enumerate(rows):
         if not isinstance(row, list):
             _scan(row, f"{path}[{index}]", None, found)
             continue
-        for column, cell in zip(columns, row, strict=False):
-            name = column if isinstance(column, str) else None
+        for name, cell in zip(names, row, strict=False):
+            if cell is None or cell.__class__ is bool or cell.__class__ is int:
+                continue
+            if isinstance(cell, str) and (
+                name not in NAME_KEYS or (cell.isascii() and cell.isprintable())
+            ):
+                continue
             _scan(cell, f"{path}[{index}].{name}", name, found)
 
 

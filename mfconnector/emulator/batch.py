@@ -69,9 +69,9 @@ def run_batch(emulator: EmulatorState, call: Call, route: Route) -> Answer:
             answer = error_answer(error, request_id, headers.get("client-request-id"))
         response: dict[str, Any] = {"id": entry["id"], "status": answer.status}
         out_headers = dict(answer.headers)
-        if answer.json is not None:
+        if answer.json is not None or answer.json_text is not None:
             out_headers.setdefault("Content-Type", "application/json")
-            response["body"] = answer.json
+            response["body"] = answer.json_value()
         elif answer.content:
             response["body"] = base64.b64encode(answer.content).decode("ascii")
         response["headers"] = out_headers

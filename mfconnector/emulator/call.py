@@ -95,6 +95,13 @@ class Answer:
     json: Any = None
     content: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    json_text: str | None = None
+    """The JSON answer already encoded (compact, non-ASCII kept), instead of ``json``: a
+    message list is joined from each message's cached text, not encoded again per call."""
+
+    def json_value(self) -> Any:
+        """The JSON answer as values, however it was given (None for bytes or nothing)."""
+        return self.json if self.json_text is None else json.loads(self.json_text)
 
 
 def answer(status: int, body: Any = None, **headers: str) -> Answer:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from typing import Any
 
@@ -16,7 +17,20 @@ from mfconnector.emulator.model import Folder, Mailbox, Message
 from mfconnector.emulator.render import GRAPH, message_json
 from mfconnector.emulator.timezones import convert_flag
 
-__all__ = ["check_id", "find_folder", "find_message", "odata_context", "render_message"]
+__all__ = [
+    "check_id",
+    "encode_json",
+    "find_folder",
+    "find_message",
+    "odata_context",
+    "render_message",
+    "render_message_text",
+]
+
+encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""How every answer is encoded (the transport's form): compact, non-ASCII kept."""
+_TEXT_RENDERS = 8
+"""Encoded renderings kept per message version (a list, a read, a search... by Prefer)."""
 
 _ID_CHARS = re.compile(r"^[A-Za-z0-9_\-+/]+=*$")
 
@@ -80,6 +94,28 @@ def render_message(message: Message, call: Call, select: list[str] | None) -> di
     if call.prefer.time_zone and isinstance(out.get("flag"), dict):
         out["flag"] = convert_flag(out["flag"], call.prefer.time_zone)
     return out
+
+
+def render_message_text(message: Message, call: Call, select: list[str] | None) -> str:
+    """``render_message`` encoded, kept for this version of the message: a page of fifty
+    is then joined from texts, not rendered and encoded again on every call."""
+    prefer = call.prefer
+    key = (
+        message.version,
+        prefer.immutable_ids,
+        prefer.text_body,
+        prefer.time_zone,
+        None if select is None else tuple(select),
+    )
+    cache = message._text_renders
+    if cache is None:
+        cache = message._text_renders = {}
+    text = cache.get(key)
+    if text is None:
+        if len(cache) >= _TEXT_RENDERS:
+            cache.clear()
+        text = cache[key] = encode_json(render_message(message, call, select))
+    return text
 
 
 def odata_context(mailbox: Mailbox, tail: str) -> str:

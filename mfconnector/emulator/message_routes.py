@@ -22,7 +22,13 @@ from mfconnector.emulator.attachment_routes import (
 from mfconnector.emulator.call import Answer, Call
 from mfconnector.emulator.errors import GraphHttpError
 from mfconnector.emulator.kql import compile_search
-from mfconnector.emulator.mail_lookup import find_message, odata_context, render_message
+from mfconnector.emulator.mail_lookup import (
+    encode_json,
+    find_message,
+    odata_context,
+    render_message,
+    render_message_text,
+)
 from mfconnector.emulator.mail_paging import (
     DEFAULT_TOP,
     MAX_TOP,
@@ -34,6 +40,7 @@ from mfconnector.emulator.mail_paging import (
 from mfconnector.emulator.message_mime import mime_answer
 from mfconnector.emulator.model import Folder, Mailbox, Message
 from mfconnector.emulator.odata import (
+    QueryOptions,
     compile_filter,
     filter_properties,
     parse_options,
@@ -100,6 +107,13 @@ def list_messages(
         matches.sort(key=lambda m: (m.received, m.immutable_id), reverse=True)
     else:
         orders = parse_orderby(options.orderby or _DEFAULT_ORDER, MESSAGE_PROPERTIES, "message")
+        if not options.filter and [o.property for o in orders] == ["receivedDateTime"]:
+            # Outlook's own order, asked for by nearly every list: the same order as the
+            # general path below (ties by id; the time as rendered, to the second) without
+            # a rendered view per message of the folder.
+            matches = sorted(candidates, key=_by_id)
+            matches.sort(key=_received_second, reverse=orders[0].descending)
+            return _page(call, options, mailbox, folder, matches)
         views = {m.immutable_id: _filter_view(emulator, mailbox, m) for m in candidates}
         if options.filter:
             named = filter_properties(options.filter, MESSAGE_PROPERTIES, "message")
@@ -128,24 +142,55 @@ def list_messages(
                 return sort_key(_dig(views[message.immutable_id], path))
 
             matches.sort(key=message_key, reverse=order.descending)
+    return _page(call, options, mailbox, folder, matches)
+
+
+def _by_id(message: Message) -> str:
+    return message.immutable_id
+
+
+def _received_second(message: Message) -> int:
+    return int(message.received.timestamp() // 1)
+
+
+def _page(
+    call: Call,
+    options: QueryOptions,
+    mailbox: Mailbox,
+    folder: Folder | None,
+    matches: list[Message],
+) -> Answer:
+    """The requested window of ``matches`` as Graph's page, with its next link."""
     top = min(options.top or call.prefer.max_page_size or DEFAULT_TOP, MAX_TOP)
     window = matches[options.skip : options.skip + top]
-    rendered = [render_message(m, call, options.select) for m in window]
     expand = attachment_expand(options.expand)
-    if expand is not False:
+    if expand is False:
+        texts = [render_message_text(m, call, options.select) for m in window]
+    else:
+        rendered = [render_message(m, call, options.select) for m in window]
         for message, out in zip(window, rendered, strict=True):
             out["attachments"] = [attachment_view(a, expand) for a in message.attachments]
+        texts = [encode_json(out) for out in rendered]
     scope = f"mailFolders('{folder.id}')/messages" if folder else "messages"
     body: dict[str, Any] = {"@odata.context": odata_context(mailbox, scope)}
     if options.count:
         body["@odata.count"] = len(matches)
-    body["value"] = rendered
+    body["value"] = None
     if options.skip + top < len(matches):
         body["@odata.nextLink"] = call.next_link(**{"$skip": str(options.skip + top)})
     headers = {}
     if call.prefer.text_body:
         headers["Preference-Applied"] = 'outlook.body-content-type="text"'
-    return json_answer(200, body, **headers)
+    return Answer(200, json_text=_joined(body, "value", texts), headers=headers)
+
+
+def _joined(body: dict[str, Any], key: str, texts: list[str]) -> str:
+    """``body`` encoded with ``key``'s value the array of ``texts``, in the body's order."""
+    parts = [
+        f"{encode_json(name)}:" + ("[" + ",".join(texts) + "]" if name == key else encode_json(v))
+        for name, v in body.items()
+    ]
+    return "{" + ",".join(parts) + "}"
 
 
 def _dig(value: Any, path: list[str]) -> Any:

@@ -119,6 +119,9 @@ class Message:
     _render_cache: tuple[tuple[int, bool], dict[str, Any]] | None = None
     """Filled by ``render.message_json``: the default properties for one version. Private,
     so a copy (``mail_writes``) leaves it behind."""
+    _text_renders: dict[tuple[Any, ...], str] | None = None
+    """Filled by ``render.message_text``: this version's encoded list renderings, by how
+    the request asked (id kind, body type, time zone, ``$select``)."""
 
     @property
     def rest_id(self) -> str:
@@ -145,6 +148,7 @@ class Message:
         self.modified = now
         self._text_cache = None
         self._render_cache = None
+        self._text_renders = None
 
     def texts(self) -> tuple[str, str]:
         """(body as text, uniqueBody as text), converted once per version."""

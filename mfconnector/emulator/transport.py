@@ -58,8 +58,11 @@ class EmulatorTransport(httpx.AsyncBaseTransport):
         answer = self.emulator.handle(request.method, str(request.url), headers, body)
         if answer.content is not None:
             data = answer.content
-        elif answer.json is not None:
-            data = json.dumps(answer.json, ensure_ascii=False, separators=(",", ":")).encode()
+        elif answer.json is not None or answer.json_text is not None:
+            text = answer.json_text
+            if text is None:
+                text = json.dumps(answer.json, ensure_ascii=False, separators=(",", ":"))
+            data = text.encode()
             answer.headers.setdefault(
                 "Content-Type",
                 "application/json; odata.metadata=minimal; odata.streaming=true; "

@@ -26,7 +26,6 @@ import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
@@ -47,6 +46,7 @@ from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.mail.failures import ActionFailure, Ambiguous, Throttled
 from mfconnector.net.capped_body import BodyError, parse_json_body, read_capped, read_prefix
 from mfconnector.net.graph_transport import graph_transport
+from mfconnector.net.no_cookies import NoCookies
 from mfconnector.net.settings import NetworkSettings
 
 __all__ = ["CallCounter", "GmailClient", "retry_wait"]
@@ -103,7 +103,7 @@ class GmailClient:
             transport=transport,
             follow_redirects=False,
             trust_env=False,
-            cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+            cookies=NoCookies(),  # never holds a cookie: nothing is ever sent back
             timeout=httpx.Timeout(
                 connect=limits.graph_connect_timeout_seconds,
                 read=limits.graph_read_timeout_seconds,

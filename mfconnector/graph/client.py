@@ -36,7 +36,6 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -71,6 +70,7 @@ from mfconnector.graph.url_policy import Location, checked_graph_url, checked_re
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, build_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.net.graph_transport import graph_transport
+from mfconnector.net.no_cookies import NoCookies
 from mfconnector.net.settings import NetworkSettings, ProxySetting
 
 __all__ = ["Download", "GraphClient", "GraphResponse"]
@@ -124,12 +124,11 @@ class GraphClient:
             network = network or NetworkSettings()
             transport = graph_transport(network)
             self._proxy = network.proxy
-        no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
         self._http = httpx.AsyncClient(
             transport=transport,
             follow_redirects=False,
             trust_env=False,
-            cookies=no_cookies,  # a jar that refuses every cookie: nothing is ever sent back
+            cookies=NoCookies(),  # never holds a cookie: nothing is ever sent back
             timeout=httpx.Timeout(
                 connect=limits.graph_connect_timeout_seconds,
                 read=limits.graph_read_timeout_seconds,
@@ -356,12 +355,13 @@ class GraphClient:
             if failure is not None:
                 raise failure
             try:
-                _log.debug(
-                    "GET %s -> %s request-id=%s",
-                    log_as,
-                    response.status_code,
-                    request_id(response.headers) or "-",
-                )
+                if _log.isEnabledFor(logging.DEBUG):  # the header lookup costs when unused
+                    _log.debug(
+                        "GET %s -> %s request-id=%s",
+                        log_as,
+                        response.status_code,
+                        request_id(response.headers) or "-",
+                    )
                 if response.status_code in ok:
                     return await handle(response)
                 body = await self._error_body(response)

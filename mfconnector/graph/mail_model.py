@@ -10,6 +10,7 @@ say what they cut. Times are parsed to aware UTC ``datetime`` values.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Literal
@@ -173,12 +174,17 @@ def summary_of(
     """One listed message. ``folder_names``: display names of folders, when a listing
     spans folders. Built in one pass over the fields a listing asked for (the hot path:
     fifty of these per page)."""
-    return MessageSummary(**_summary_fields(item, tag, folder_names))
+    return MessageSummary(*_summary_values(item, tag, folder_names))
 
 
-def _summary_fields(
+_SUMMARY_FIELDS = tuple(f.name for f in fields(MessageSummary))
+
+
+def _summary_values(
     item: Mapping[str, Any], tag: AccountTag, folder_names: Mapping[str, str] | None
-) -> dict[str, Any]:
+) -> tuple[Any, ...]:
+    """``MessageSummary``'s fields, in its order: passed by position, which costs half
+    of building a keyword dict and unpacking it, fifty times a page."""
     get = item.get
     flag, native = _flag(get("flag"))
     folder_id = get("parentFolderId")
@@ -186,26 +192,26 @@ def _summary_fields(
     if folder_names is not None and type(folder_id) is str:
         folder_name = folder_names.get(folder_id)
     native_id = get("id")
-    return {
-        "ref": Reference(tag, native_id if type(native_id) is str else ""),
-        "subject": _text(get("subject")),
-        "sender": person_of(get("from")),
-        "received": graph_time(get("receivedDateTime")),
-        "unread": get("isRead") is False,
-        "flag": flag,
-        "importance": _IMPORTANCE.get(get("importance"), "normal"),  # type: ignore[arg-type]
-        "has_attachments": get("hasAttachments") is True,
-        "is_draft": get("isDraft") is True,
-        "categories": _strings(get("categories")),
-        "folder": _ref(tag, folder_id),
-        "folder_name": folder_name,
-        "to": _people(get("toRecipients")),
-        "cc": _people(get("ccRecipients")),
-        "thread": _text(get("conversationId")),
-        "preview": _text(get("bodyPreview")),
-        "change_token": _text(get("changeKey")),
-        "native": native,
-    }
+    return (
+        Reference(tag, native_id if type(native_id) is str else ""),  # ref
+        _text(get("subject")),  # subject
+        person_of(get("from")),  # sender
+        graph_time(get("receivedDateTime")),  # received
+        get("isRead") is False,  # unread
+        flag,  # flag
+        _IMPORTANCE.get(get("importance"), "normal"),  # type: ignore[arg-type]  # importance
+        get("hasAttachments") is True,  # has_attachments
+        get("isDraft") is True,  # is_draft
+        _strings(get("categories")),  # categories
+        _ref(tag, folder_id),  # folder
+        folder_name,  # folder_name
+        _people(get("toRecipients")),  # to
+        _people(get("ccRecipients")),  # cc
+        _text(get("conversationId")),  # thread
+        _text(get("bodyPreview")),  # preview
+        _text(get("changeKey")),  # change_token
+        native,  # native
+    )
 
 
 def message_of(
@@ -220,7 +226,7 @@ def message_of(
     author = person_of(item.get("from"))
     sender = person_of(item.get("sender"))
     return Message(
-        **_summary_fields(item, tag, None),
+        **dict(zip(_SUMMARY_FIELDS, _summary_values(item, tag, None), strict=True)),
         bcc=_people(item.get("bccRecipients")),
         reply_to=_people(item.get("replyTo")),
         on_behalf=sender if sender is not None and sender != author else None,

@@ -66,7 +66,8 @@ FOLDER_SHARED = ("parent", "hidden")
 _FLAG_WORDS = {"flagged": "flagged", "done": "done"}
 _LINK_HINT = re.compile(r"://|%3a|access_token|tempauth", re.IGNORECASE)
 """What a string needs before ``redact_text`` can find a credential link in it (a link has
-``:``, a credential parameter ``=`` or ``%3d``: strings with none of them skip even this)."""
+``://`` or ``%3a``, a credential parameter ``=`` or ``%3d``: strings with none of them, a
+"Re: ..." subject among them, skip even this)."""
 
 
 class Bounds:
@@ -83,7 +84,7 @@ class Bounds:
     def text(self, value: str | None, path: str) -> str | None:
         if value is None:
             return None
-        if (":" in value or "=" in value or "%" in value) and _LINK_HINT.search(value):
+        if ("://" in value or "=" in value or "%" in value) and _LINK_HINT.search(value):
             cleaned, cut = redact_text(value)
             if cut:
                 self.skipped.removed.append(path)
@@ -131,7 +132,10 @@ def local_minutes(value: datetime | None, zone: MailboxZone) -> str | None:
     """``2026-03-01T10:00`` in the mailbox's zone (the zone is named once per result)."""
     if value is None:
         return None
-    return value.astimezone(zone.tz).isoformat(timespec="minutes")[:16]
+    local = value.astimezone(zone.tz)
+    # %-formatting: half of isoformat's cost, and faster than an f-string (fifty a page)
+    parts = (local.year, local.month, local.day, local.hour, local.minute)
+    return "%04d-%02d-%02dT%02d:%02d" % parts  # noqa: UP031
 
 
 def local_iso(value: datetime | None, zone: MailboxZone) -> str | None:

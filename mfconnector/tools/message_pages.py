@@ -1,9 +1,8 @@
 """A page of messages or folders as a result: bounded, encoded once, with its cursor.
 
-Each item is shaped from the model and encoded as it is added; the same text gives its
-cost on the wire (``tools.encoding``), so the page stops at ``result_bytes`` (at least one
-item is always shown) and the result's text block is those texts joined, never a second
-encoding of the whole.
+Each item is shaped from the model; the page's text gives its cost on the wire
+(``tools.encoding``), so the page stops at ``result_bytes`` (at least one item is always
+shown) and the result's text block is that text, never a second encoding of the whole.
 """
 
 from __future__ import annotations
@@ -43,28 +42,42 @@ def _fill(
     shape: Encode[T],
     skipped: Skipped,
 ) -> tuple[list[T], list[Any], list[str]]:
-    """Shape and encode items in order while the result stays within ``result_bytes``:
-    the items kept, their shaped values and those values' texts."""
+    """Shape the items and keep them, in order, while the result stays within
+    ``result_bytes``: the items kept, their shaped values and the texts to join.
+
+    A page that fits (nearly every page) is encoded in one piece and its cost read from
+    that text (the sum of the items' costs plus their commas); only a page over the
+    budget is encoded item by item to find the longest prefix that fits, at least one.
+    """
     budget = listing.ctx.limits.result_bytes
-    kept: list[T] = []
+    items = page.items
+    first = len(skipped.fields)
     values: list[Any] = []
+    ends: list[int] = []
+    """``skipped.fields`` length after each item: the records that item added."""
+    for index, item in enumerate(items):
+        values.append(shape(item, f"{key}[{index}]"))
+        ends.append(len(skipped.fields))
+    records = sum(wire_cost(text_of(r)) + 2 for r in skipped.fields[first:])
+    if values:
+        whole = text_of(values)
+        if wire_cost(whole) - 2 + records <= budget:
+            skipped.items = listing.continuation(page, len(values), size_limited=False)
+            return list(items), values, [whole[1:-1]]
     texts: list[str] = []
     size = 0
-    for index, item in enumerate(page.items):
-        recorded = len(skipped.fields)
-        value = shape(item, f"{key}[{index}]")
+    for index, value in enumerate(values):
         text = text_of(value)
+        since = ends[index - 1] if index else first
         size += wire_cost(text) + 2
-        for record in skipped.fields[recorded:]:
-            size += wire_cost(text_of(record)) + 2
-        if kept and size > budget:
-            del skipped.fields[recorded:]
+        size += sum(wire_cost(text_of(r)) + 2 for r in skipped.fields[since : ends[index]])
+        if texts and size > budget:
+            del skipped.fields[since:]
             break
-        kept.append(item)
-        values.append(value)
         texts.append(text)
-    skipped.items = listing.continuation(page, len(kept), size_limited=len(kept) < len(page.items))
-    return kept, values, texts
+    kept = len(texts)
+    skipped.items = listing.continuation(page, kept, size_limited=kept < len(items))
+    return list(items[:kept]), values[:kept], texts
 
 
 def page_counts(messages: Sequence[MessageSummary]) -> dict[str, Any]:
@@ -113,17 +126,14 @@ def message_result(
         head["messages"] = values
         return _finish(head, "messages", texts, skipped)
     columns = table_columns(page.items, spans_folders=spans_folders)
-    cut = 0
 
     def row(message: MessageSummary, path: str) -> list[Any]:
-        nonlocal cut
-        if message.subject is not None and len(message.subject) > subject_chars:
-            cut += 1
         return message_row(
             message, zone, bounds, path, subject_chars=subject_chars, columns=columns
         )
 
     kept, values, texts = _fill(listing, page, "messages", row, skipped)
+    cut = sum(1 for m in kept if m.subject is not None and len(m.subject) > subject_chars)
     if counts:
         head["page_counts"] = page_counts(kept)
     head["columns"] = columns

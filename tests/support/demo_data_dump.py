@@ -84,9 +84,9 @@ class _Walker:
         if answer.content is not None:
             record["content"] = _digest(answer.content)
         else:
-            record["json"] = _hash_content_bytes(answer.json)
+            record["json"] = _hash_content_bytes(answer.json_value())
         self.lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-        return answer.json
+        return answer.json_value()
 
     def get_all(self, url: str, headers: dict[str, str] | None = None) -> list[Any]:
         """Every page of a collection, following ``@odata.nextLink``."""
