@@ -11,11 +11,12 @@ every ``--probe-every`` seconds, a fresh client (its own connection, its own use
 fresh client is timed once more.
 
 The stalled clients are spread over ``--users`` users so that they stay within the
-per-user limit (``http_requests_per_subject`` = 8); every user is warmed up first (their
-demo tenant built), so RSS growth is the streams' own. Runs ours and then the official
+per-user limit (``http_requests_per_subject`` = 8); every user is warmed up first with the
+same two calls read in full (their demo tenant built, the messages read once), so RSS
+growth is the streams' own. Runs ours and then the official
 SDK's server (bench/sdk_server.py ``--http``, the same recorded answer, progress too).
 
-    python bench/hosted_sse_stall.py --clients 200 --seconds 25
+    python bench/hosted_sse_stall.py --clients 200 --seconds 40
 """
 
 from __future__ import annotations
@@ -110,10 +111,11 @@ def measure(
     name: str, url: str, pid: int, auth: Any, big_read: dict[str, Any], args: Any
 ) -> Figures:
     figures = Figures(name)
-    with httpx.Client(timeout=60, trust_env=False) as http:  # every user's tenant built
+    with httpx.Client(timeout=60, trust_env=False) as http:  # every user's state built
         for index in range(args.users + 1):
-            headers = {**auth(f"s{index}"), **call_headers("mail_list")}
-            http.post(url, json=call_body("mail_list", {"limit": 5}), headers=headers)
+            for name, arguments in (("mail_list", {"limit": 5}), ("mail_read", big_read)):
+                headers = {**auth(f"s{index}"), **call_headers(name)}
+                http.post(url, json=call_body(name, arguments), headers=headers).raise_for_status()
     time.sleep(0.5)
     figures.rss_before = status_mb(pid, "VmRSS")
     body = call_body("mail_read", big_read, progress="stall")
@@ -176,7 +178,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--users", type=int, default=25, help="stalled clients spread over")
-    parser.add_argument("--seconds", type=float, default=25.0)
+    parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--probe-every", type=float, default=5.0)
     parser.add_argument("--rcvbuf", type=int, default=4096, help="SO_RCVBUF of stalled sockets")
     parser.add_argument("--server", choices=["both", "ours", "sdk"], default="both")

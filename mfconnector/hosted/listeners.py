@@ -8,7 +8,8 @@ on the listening sockets (accepted connections inherit it) has the kernel close 
 connection whose sent bytes stay unacknowledged, or whose queued bytes cannot go out for a
 shut window, for ``http_send_stall_seconds``: the blocked write then fails, hypercorn
 closes the connection, the app sees ``http.disconnect`` and everything it held is freed.
-A client that reads slowly but keeps reading is never cut (each byte taken restarts it).
+A client that reads slowly but takes bytes within each bound is never cut (a window that
+opens again restarts the clock).
 
 Source: tcp(7), ``TCP_USER_TIMEOUT`` (Linux 2.6.37; zero-window probes honour it).
 """
