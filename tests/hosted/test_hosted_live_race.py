@@ -1,0 +1,316 @@
+"""Live replicas of ``serve-http`` (no ``--demo``) on one Redis, sending through Graph.
+
+Each user's JWT is exchanged on behalf of them; Entra and Graph are one loopback TLS
+server behind a CONNECT proxy (``tests.support.hosted_live``), its drafts and sends those
+of ``ScriptedMailbox`` (a sent draft is filed in Sent Items, as Graph files it). So "sent
+once" is counted where it happens: the ``POST /messages/{id}/send`` requests that reached
+Graph. ``test_replicas`` proves the same in demo mode, where there is no Graph to count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mfconnector.limits import DEFAULT_LIMITS
+from tests.support.acting_harness import Draft, ScriptedMailbox, outlook_id, ref
+from tests.support.hosted_live import Live, call_tool, claims_of, live_servers
+from tests.support.hosted_process import HostedServer
+from tests.support.loopback import RecordedRequest, Reply
+from tests.support.redis_server import RedisServer, redis_server
+
+pytestmark = pytest.mark.slow
+
+SWITCHES = ("--enable-writes", "--enable-send")
+RACERS = 100
+REPLICAS = 3
+WAIT_SECONDS = 120.0
+"""Generous: a hundred TLS clients and three servers share two loaded cores."""
+IN_FLIGHT = REPLICAS * min(
+    DEFAULT_LIMITS.graph_concurrency, DEFAULT_LIMITS.http_requests_per_subject
+)
+"""The most draft reads one user's confirmations can have at Graph at once: each replica
+serves a user a few requests at a time, each user's Graph client a few requests."""
+
+
+class Gathering:
+    """Holds each arrival until ``count`` have arrived; then lets every arrival through."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.arrived = 0
+        self.complete = threading.Event()
+        self._lock = threading.Lock()
+
+    def arrive(self, *_: object) -> None:
+        with self._lock:
+            self.arrived += 1
+            if self.arrived >= self.count:
+                self.complete.set()
+        self.complete.wait(WAIT_SECONDS)
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    with redis_server(tmp_path / "redis") as server:
+        yield server
+
+
+@pytest.fixture
+def racing(tmp_path: Path, redis: RedisServer) -> Iterator[Live]:
+    with live_servers(tmp_path, *SWITCHES, "--state-url", redis.url, replicas=REPLICAS) as live:
+        yield live
+
+
+def mailbox_of(live: Live) -> tuple[ScriptedMailbox, Draft]:
+    mailbox = ScriptedMailbox(live.graph)
+    mailbox.files_sent = True
+    return mailbox, mailbox.add(Draft(outlook_id("race")))
+
+
+def result_of(reply: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def data(reply: dict[str, Any]) -> dict[str, Any]:
+    result = result_of(reply)
+    assert result["isError"] is False, result
+    content: dict[str, Any] = result["structuredContent"]
+    return content
+
+
+def error_of(reply: dict[str, Any]) -> dict[str, Any]:
+    result = result_of(reply)
+    assert result["isError"] is True, result
+    said: dict[str, Any] = json.loads(result["content"][0]["text"])["error"]
+    return said
+
+
+def prepare(server: HostedServer, token: str, draft: Draft) -> dict[str, Any]:
+    review = data(
+        call_tool(server, token, "mail_review", {"action": "draft", "message_id": ref(draft.id)})
+    )
+    arguments = {
+        "action": "draft",
+        "message_id": ref(draft.id),
+        "source_digest": review["source_digest"],
+    }
+    return data(call_tool(server, token, "mail_prepare", arguments))
+
+
+def confirm_args(prepared: dict[str, Any]) -> dict[str, Any]:
+    return {"prepared_id": prepared["prepared_id"], "confirmed_digest": prepared["digest"]}
+
+
+def status_of(server: HostedServer, token: str, prepared: dict[str, Any]) -> dict[str, Any]:
+    arguments = {"action": "send_status", "prepared_id": prepared["prepared_id"]}
+    return call_tool(server, token, "mail_review", arguments)
+
+
+def writes(live: Live) -> list[RecordedRequest]:
+    """Every request that reached Graph and could change a mailbox."""
+    return [r for r in live.graph_requests() if r.method != "GET"]
+
+
+def test_a_hundred_racing_confirmations_across_three_live_replicas_send_once(
+    racing: Live,
+) -> None:
+    """Graph holds the confirmations' draft reads until as many as can be in flight have
+    come, so they all claim at once; then it holds the one send unanswered until half the
+    confirmations have been answered, so they race a claim that is ``sending``; the rest
+    race the recorded outcome."""
+    mailbox, draft = mailbox_of(racing)
+    token = racing.server.token("a1")
+    prepared = prepare(racing.server, token, draft)
+    for server in racing.servers[1:]:  # each replica has read the draft (and so knows the
+        # mailbox's owner and Drafts folder): one draft, one preparation, on every replica
+        assert prepare(server, token, draft)["prepared_id"] == prepared["prepared_id"]
+    assert writes(racing) == [], "preparing a draft writes nothing"
+    start = threading.Barrier(RACERS, timeout=WAIT_SECONDS)
+    replies: list[dict[str, Any] | BaseException | None] = [None] * RACERS
+    lock, half_answered = threading.Lock(), threading.Event()
+    answered: list[int] = []
+
+    def slow_first_send(recorded: RecordedRequest) -> Reply:
+        if len(mailbox.sends()) == 1:
+            half_answered.wait(WAIT_SECONDS)
+        mailbox.file_in_sent_items(draft.id)
+        return Reply(202, (), b"")
+
+    mailbox.send_reply = slow_first_send
+    reads = Gathering(IN_FLIGHT)
+
+    def gathered_attachments(recorded: RecordedRequest) -> Reply:
+        reads.arrive()  # the last read before a claim (the draft has no attachments)
+        return Reply.json({"value": []})
+
+    racing.graph.route("GET", f"/v1.0/me/messages/{draft.id}/attachments", gathered_attachments)
+
+    def confirm(n: int) -> None:
+        try:
+            with httpx.Client(timeout=WAIT_SECONDS, trust_env=False) as own:
+                start.wait()
+                server = racing.servers[n % REPLICAS]
+                replies[n] = call_tool(
+                    server, token, "mail_send_confirmed", confirm_args(prepared), own
+                )
+        except BaseException as error:  # reported below, with the others' answers
+            replies[n] = error
+        with lock:
+            answered.append(n)
+            if len(answered) >= RACERS // 2:
+                half_answered.set()
+
+    threads = [threading.Thread(target=confirm, args=(n,)) for n in range(RACERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT_SECONDS * 2)
+    assert reads.complete.is_set(), f"only {reads.arrived} draft reads were ever in flight"
+    failed = [r for r in replies if not isinstance(r, dict)]
+    assert failed == [], failed[:3]
+    results = [result_of(r) for r in replies if isinstance(r, dict)]
+
+    (send,) = mailbox.sends()
+    assert writes(racing) == [send], "one request changed the mailbox: the send"
+    assert send.path == f"/v1.0/me/messages/{draft.id}/send"
+    assert claims_of(send.header("authorization") or "")["oid"].endswith("a1")
+    winners = [r for r in results if not r["isError"] and "resent" not in r["structuredContent"]]
+    assert len(winners) == 1, [r for r in results if not r["isError"]][:3]
+    assert winners[0]["structuredContent"]["status"] == "verified", winners[0]
+    answers = []
+    for result in results:
+        if result is winners[0]:
+            continue
+        said = json.loads(result["content"][0]["text"])
+        if result["isError"]:
+            # being sent right now by another confirmation: never sent by this one
+            assert said["error"]["error_code"] == "outcome_unknown", said
+            recorded = said["error"]["outcome"]
+            assert recorded["status"] == "sending", said
+        else:
+            recorded = said
+            assert recorded["status"] in ("sent", "verified"), said
+            assert "nothing was sent now" in recorded["note"], said
+        assert recorded["resent"] is False, said
+        assert recorded["prepared_id"] == prepared["prepared_id"], said
+        answers.append(recorded["status"])
+    assert len(answers) == RACERS - 1
+    assert answers.count("sending") >= RACERS // 2, "half raced a claim being sent"
+
+    for server in racing.servers:  # every replica serves on, and tells the one outcome
+        status = data(status_of(server, token, prepared))
+        assert status["status"] == "verified" and status["in_sent_items"] is True, status
+        listed = result_of(call_tool(server, token, "mail_list", {"limit": 1}))
+        assert listed.get("isError") is not True, listed
+    assert len(mailbox.sends()) == 1
+
+
+@pytest.mark.parametrize(
+    "other",
+    [{"user": "b2"}, {"user": "a1", "tid": "9b9b9b9b-0000-4000-8000-0000000000bb"}],
+    ids=["another-user", "same-oid-another-tenant"],
+)
+def test_one_users_prepared_id_is_not_found_for_another_on_every_replica(
+    tmp_path: Path, redis: RedisServer, other: dict[str, str]
+) -> None:
+    with live_servers(tmp_path, *SWITCHES, "--state-url", redis.url, replicas=2) as live:
+        mailbox, draft = mailbox_of(live)
+        owner = live.server.token("a1")
+        intruder = live.server.token(**other)
+        prepared = prepare(live.server, owner, draft)
+        listed = result_of(call_tool(live.servers[1], intruder, "mail_list", {"limit": 1}))
+        assert listed.get("isError") is not True, listed  # the intruder's own token works
+        owner_claims = claims_of(owner)
+        attempts = [
+            ("mail_send_confirmed", confirm_args(prepared)),
+            ("mail_review", {"action": "send_status", "prepared_id": prepared["prepared_id"]}),
+            ("mail_prepare", {"action": "cancel", "prepared_id": prepared["prepared_id"]}),
+        ]
+        for server in live.servers:
+            for name, arguments in attempts:
+                refused = error_of(call_tool(server, intruder, name, arguments))
+                assert refused["error_code"] == "not_found", (name, refused)
+                assert draft.subject not in json.dumps(refused)
+        assert mailbox.sends() == [] and writes(live) == []
+        theirs = [
+            r
+            for r in live.graph_requests()
+            if (
+                claims_of(r.header("authorization") or "")["oid"],
+                claims_of(r.header("authorization") or "")["tid"],
+            )
+            != (owner_claims["oid"], owner_claims["tid"])
+        ]
+        assert theirs, "the intruder's requests reached Graph with their own token"
+        assert not [r for r in theirs if draft.id in r.path], "none touched the owner's draft"
+
+        sent = data(
+            call_tool(live.servers[1], owner, "mail_send_confirmed", confirm_args(prepared))
+        )
+        assert sent["status"] == "verified", "the intruder neither used nor cancelled it"
+        (send,) = mailbox.sends()
+        assert claims_of(send.header("authorization") or "")["oid"] == owner_claims["oid"]
+
+
+def test_a_live_replica_killed_mid_send_leaves_unknown_never_a_resend(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    """Graph holds the victim's send request unanswered; the victim is killed; the send
+    then completes at Graph. The survivor reports ``unknown`` and never sends again."""
+    with live_servers(tmp_path, *SWITCHES, "--state-url", redis.url, replicas=2) as live:
+        survivor, victim = live.servers
+        mailbox, draft = mailbox_of(live)
+        token = survivor.token("a1")
+        prepared = prepare(survivor, token, draft)
+        arrived, answer = threading.Event(), threading.Event()
+
+        def held(recorded: RecordedRequest) -> Reply:
+            arrived.set()
+            answer.wait(WAIT_SECONDS)
+            mailbox.file_in_sent_items(draft.id)  # Graph went on with the send
+            return Reply(202, (), b"")
+
+        mailbox.send_reply = held
+        outcome: list[dict[str, Any] | BaseException] = []
+
+        def confirm_on_victim() -> None:
+            try:
+                outcome.append(
+                    call_tool(victim, token, "mail_send_confirmed", confirm_args(prepared))
+                )
+            except (httpx.HTTPError, AssertionError) as error:
+                outcome.append(error)
+
+        caller = threading.Thread(target=confirm_on_victim)
+        caller.start()
+        try:
+            assert arrived.wait(WAIT_SECONDS), "the victim's send never reached Graph"
+            os.kill(victim.process.pid, signal.SIGKILL)
+            victim.process.wait(30)
+        finally:
+            answer.set()
+        caller.join(WAIT_SECONDS)
+        assert outcome and not isinstance(outcome[0], dict), "the killed replica answered"
+
+        status = data(status_of(survivor, token, prepared))
+        assert status["status"] == "unknown", status
+        assert status["in_sent_items"] is True, "the status shows where to look: it went"
+        again = result_of(call_tool(survivor, token, "mail_send_confirmed", confirm_args(prepared)))
+        said = json.loads(again["content"][0]["text"])
+        assert again["isError"] is True and said["error"]["error_code"] == "outcome_unknown", said
+        recorded = said["error"]["outcome"]
+        assert recorded["status"] == "unknown" and recorded["resent"] is False, said
+        assert len(mailbox.sends()) == 1, "never sent again"
+        assert writes(live) == mailbox.sends()
+        listed = result_of(call_tool(survivor, token, "mail_list", {"limit": 1}))
+        assert listed.get("isError") is not True, listed
