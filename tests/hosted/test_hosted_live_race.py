@@ -9,11 +9,13 @@ Graph. ``test_replicas`` proves the same in demo mode, where there is no Graph t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +23,12 @@ import httpx
 import pytest
 
 from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.writes.redis_store import CLAIM_SCRIPT
 from tests.support.acting_harness import Draft, ScriptedMailbox, outlook_id, ref
 from tests.support.hosted_live import Live, call_tool, claims_of, live_servers
 from tests.support.hosted_process import HostedServer
 from tests.support.loopback import RecordedRequest, Reply
+from tests.support.redis_proxy import RedisProxy, redis_proxy
 from tests.support.redis_server import RedisServer, redis_server
 
 pytestmark = pytest.mark.slow
@@ -34,28 +38,9 @@ RACERS = 100
 REPLICAS = 3
 WAIT_SECONDS = 120.0
 """Generous: a hundred TLS clients and three servers share two loaded cores."""
-IN_FLIGHT = REPLICAS * min(
-    DEFAULT_LIMITS.graph_concurrency, DEFAULT_LIMITS.http_requests_per_subject
-)
-"""The most draft reads one user's confirmations can have at Graph at once: each replica
-serves a user a few requests at a time, each user's Graph client a few requests."""
-
-
-class Gathering:
-    """Holds each arrival until ``count`` have arrived; then lets every arrival through."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self.arrived = 0
-        self.complete = threading.Event()
-        self._lock = threading.Lock()
-
-    def arrive(self, *_: object) -> None:
-        with self._lock:
-            self.arrived += 1
-            if self.arrived >= self.count:
-                self.complete.set()
-        self.complete.wait(WAIT_SECONDS)
+CLAIMS_AT_ONCE = REPLICAS * DEFAULT_LIMITS.http_requests_per_subject
+"""Every confirmation the replicas serve this user at once: each one's claim is held at
+the relay until all of them have come (none can be decided before)."""
 
 
 @pytest.fixture
@@ -64,10 +49,22 @@ def redis(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
+@dataclass
+class Racing:
+    live: Live
+    relay: RedisProxy
+
+
 @pytest.fixture
-def racing(tmp_path: Path, redis: RedisServer) -> Iterator[Live]:
-    with live_servers(tmp_path, *SWITCHES, "--state-url", redis.url, replicas=REPLICAS) as live:
-        yield live
+def racing(tmp_path: Path, redis: RedisServer) -> Iterator[Racing]:
+    """Three live replicas that reach Redis through a relay gathering their claims."""
+    redis.command("SCRIPT", "LOAD", CLAIM_SCRIPT)  # loaded now: the claim is one EVALSHA
+    claim_sha = hashlib.sha1(CLAIM_SCRIPT.encode()).hexdigest().encode()
+    with (
+        redis_proxy(redis.port, gather_on=claim_sha, gather=CLAIMS_AT_ONCE) as relay,
+        live_servers(tmp_path, *SWITCHES, "--state-url", relay.url, replicas=REPLICAS) as live,
+    ):
+        yield Racing(live, relay)
 
 
 def mailbox_of(live: Live) -> tuple[ScriptedMailbox, Draft]:
@@ -122,19 +119,20 @@ def writes(live: Live) -> list[RecordedRequest]:
 
 
 def test_a_hundred_racing_confirmations_across_three_live_replicas_send_once(
-    racing: Live,
+    racing: Racing,
 ) -> None:
-    """Graph holds the confirmations' draft reads until as many as can be in flight have
-    come, so they all claim at once; then it holds the one send unanswered until half the
-    confirmations have been answered, so they race a claim that is ``sending``; the rest
-    race the recorded outcome."""
-    mailbox, draft = mailbox_of(racing)
-    token = racing.server.token("a1")
-    prepared = prepare(racing.server, token, draft)
-    for server in racing.servers[1:]:  # each replica has read the draft (and so knows the
-        # mailbox's owner and Drafts folder): one draft, one preparation, on every replica
+    """The relay holds every claim until as many as can be in flight have come, so Redis
+    decides between claims made at once on three replicas; Graph then holds the one send
+    unanswered until half the confirmations have been answered, so those race a claim that
+    is ``sending``; the rest race the recorded outcome."""
+    live = racing.live
+    mailbox, draft = mailbox_of(live)
+    token = live.server.token("a1")
+    prepared = prepare(live.server, token, draft)
+    for server in live.servers[1:]:  # one draft, one preparation, on every replica
         assert prepare(server, token, draft)["prepared_id"] == prepared["prepared_id"]
-    assert writes(racing) == [], "preparing a draft writes nothing"
+    assert writes(live) == [], "preparing a draft writes nothing"
+    assert racing.relay.arrived == 0, "no claim before the race"
     start = threading.Barrier(RACERS, timeout=WAIT_SECONDS)
     replies: list[dict[str, Any] | BaseException | None] = [None] * RACERS
     lock, half_answered = threading.Lock(), threading.Event()
@@ -147,19 +145,12 @@ def test_a_hundred_racing_confirmations_across_three_live_replicas_send_once(
         return Reply(202, (), b"")
 
     mailbox.send_reply = slow_first_send
-    reads = Gathering(IN_FLIGHT)
-
-    def gathered_attachments(recorded: RecordedRequest) -> Reply:
-        reads.arrive()  # the last read before a claim (the draft has no attachments)
-        return Reply.json({"value": []})
-
-    racing.graph.route("GET", f"/v1.0/me/messages/{draft.id}/attachments", gathered_attachments)
 
     def confirm(n: int) -> None:
         try:
             with httpx.Client(timeout=WAIT_SECONDS, trust_env=False) as own:
                 start.wait()
-                server = racing.servers[n % REPLICAS]
+                server = live.servers[n % REPLICAS]
                 replies[n] = call_tool(
                     server, token, "mail_send_confirmed", confirm_args(prepared), own
                 )
@@ -175,13 +166,15 @@ def test_a_hundred_racing_confirmations_across_three_live_replicas_send_once(
         thread.start()
     for thread in threads:
         thread.join(WAIT_SECONDS * 2)
-    assert reads.complete.is_set(), f"only {reads.arrived} draft reads were ever in flight"
+    assert racing.relay.gathered.is_set(), f"only {racing.relay.arrived} claims came at once"
     failed = [r for r in replies if not isinstance(r, dict)]
     assert failed == [], failed[:3]
     results = [result_of(r) for r in replies if isinstance(r, dict)]
 
-    (send,) = mailbox.sends()
-    assert writes(racing) == [send], "one request changed the mailbox: the send"
+    sends = mailbox.sends()
+    assert len(sends) == 1, f"{len(sends)} send requests reached Graph"
+    send = sends[0]
+    assert writes(live) == [send], "one request changed the mailbox: the send"
     assert send.path == f"/v1.0/me/messages/{draft.id}/send"
     assert claims_of(send.header("authorization") or "")["oid"].endswith("a1")
     winners = [r for r in results if not r["isError"] and "resent" not in r["structuredContent"]]
@@ -207,7 +200,7 @@ def test_a_hundred_racing_confirmations_across_three_live_replicas_send_once(
     assert len(answers) == RACERS - 1
     assert answers.count("sending") >= RACERS // 2, "half raced a claim being sent"
 
-    for server in racing.servers:  # every replica serves on, and tells the one outcome
+    for server in live.servers:  # every replica serves on, and tells the one outcome
         status = data(status_of(server, token, prepared))
         assert status["status"] == "verified" and status["in_sent_items"] is True, status
         listed = result_of(call_tool(server, token, "mail_list", {"limit": 1}))
