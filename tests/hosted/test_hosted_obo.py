@@ -237,3 +237,14 @@ async def test_each_http_request_to_entra_is_bounded_by_obo_http_seconds() -> No
         assert SECRET not in caught.value.message + (caught.value.hint or "")
     finally:
         proxy.close()
+
+
+async def test_each_user_is_named_in_preparations_and_the_audit_trail(idp) -> None:
+    """The account a preparation and an audit entry record: one per user (the same for a
+    new token of that user), never "unknown account", never the token."""
+    first = await SubjectTokenProvider(exchange(idp), subject("oid-alice", "a")).describe()
+    again = await SubjectTokenProvider(exchange(idp), subject("oid-alice", "b")).describe()
+    other = await SubjectTokenProvider(exchange(idp), subject("oid-bob")).describe()
+    assert first["account"] == again["account"] != other["account"]
+    assert first["account"].startswith("hosted user ")
+    assert subject("oid-alice").token not in json.dumps([first, other])
