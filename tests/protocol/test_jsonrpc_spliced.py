@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def encoded_object(value: dict[str, Any]) -> EncodedObject:
     return out
 
 
+@pytest.mark.slow  # a hundred generated results: over 1 s
 @given(st.dictionaries(TEXT, VALUES, max_size=6), st.integers(0, 10**6) | TEXT, TAIL)
 def test_a_spliced_reply_is_byte_for_byte_the_reply_of_the_dict(
     structured: dict[str, Any], request_id: Any, tail: dict[str, Any]
