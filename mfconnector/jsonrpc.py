@@ -256,15 +256,17 @@ def _spliced(message: dict[str, Any], result: dict[str, Any]) -> bytes | None:
     escaped = encode_basestring_ascii(text)
     as_json = escaped[1:-1].replace("\\\\", "\\").replace('\\"', '"')
     rest = _dumps_ascii({k: v for k, v in result.items() if k not in _SPLICED_KEYS})
-    line = (
-        '{"jsonrpc":"2.0","id":'
-        + _dumps_ascii(message["id"])
-        + ',"result":{"content":[{"type":"text","text":'
-        + escaped
-        + '}],"structuredContent":'
-        + as_json
-        + ("}" if rest == "{}" else "," + rest[1:])
-        + "}\n"
+    line = "".join(
+        (
+            '{"jsonrpc":"2.0","id":',
+            _dumps_ascii(message["id"]),
+            ',"result":{"content":[{"type":"text","text":',
+            escaped,
+            '}],"structuredContent":',
+            as_json,
+            "}" if rest == "{}" else "," + rest[1:],
+            "}\n",
+        )
     )
     return line.encode("ascii")
 

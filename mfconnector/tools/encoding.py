@@ -47,11 +47,18 @@ class Encoded(EncodedObject):
 
 
 def encoded(result: Mapping[str, Any], rows_key: str, row_texts: Sequence[str]) -> Encoded:
-    """``result`` with its ``rows_key`` value encoded from ``row_texts`` (one per row)."""
-    parts = []
+    """``result`` with its ``rows_key`` value encoded from ``row_texts`` (one per row).
+    The pieces are joined once: a chain of ``+`` would copy the rows' text at each step."""
+    pieces = ["{"]
     for key, value in result.items():
-        body = "[" + ",".join(row_texts) + "]" if key == rows_key else _dumps(value)
-        parts.append(f"{_dumps(key)}:{body}")
+        if len(pieces) > 1:
+            pieces.append(",")
+        pieces += (_dumps(key), ":")
+        if key == rows_key:
+            pieces += ("[", ",".join(row_texts), "]")
+        else:
+            pieces.append(_dumps(value))
+    pieces.append("}")
     out = Encoded(result)
-    out.text = "{" + ",".join(parts) + "}"
+    out.text = "".join(pieces)
     return out
