@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from mfconnector.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
@@ -20,7 +19,6 @@ from mfconnector.strictjson import RepeatedKeys, StrictJsonError, Strictness, pa
 
 __all__ = [
     "ClientResponse",
-    "EncodedObject",
     "Invalid",
     "Notification",
     "Request",
@@ -212,63 +210,11 @@ def encode_with_result(request_id: RequestId, result_json: bytes) -> bytes:
     )
 
 
-class EncodedObject(dict[str, Any]):
-    """A JSON object whose compact text (non-ASCII kept, as ``ensure_ascii=False`` writes
-    it) was written while it was built. A tool result's ``structuredContent`` of this kind,
-    sent beside that same text as its text block, goes on the line from the text: the
-    object is not encoded a second time. Changing the dict afterwards would leave the
-    text behind."""
-
-    text: str
-
-
 def encode(message: dict[str, Any]) -> bytes:
     """One compact, ASCII-only JSON line: safe in UTF-8 and C locales alike."""
-    result = message.get("result")
-    if type(result) is dict and isinstance(result.get("structuredContent"), EncodedObject):
-        spliced = _spliced(message, result)
-        if spliced is not None:
-            return spliced
-    return _dumps_ascii(message).encode("ascii") + b"\n"
-
-
-def _dumps_ascii(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-
-
-def _spliced(message: dict[str, Any], result: dict[str, Any]) -> bytes | None:
-    """The line ``encode`` would write, byte for byte, built from the result's text.
-
-    The text block's string is the text escaped for an ASCII line; the structured copy is
-    that same escaped string with the string-level escapes undone (``\\\\`` and ``\\"``,
-    left to right: every other escape in it stands for a character that ASCII-only JSON
-    escapes anyway). None when the result is not in the one shape this applies to.
-    """
-    structured: EncodedObject = result["structuredContent"]
-    text = structured.text
-    if list(message) != ["jsonrpc", "id", "result"] or list(result)[:2] != [
-        "content",
-        "structuredContent",
-    ]:
-        return None
-    if result["content"] != [{"type": "text", "text": text}]:
-        return None
-    escaped = encode_basestring_ascii(text)
-    as_json = escaped[1:-1].replace("\\\\", "\\").replace('\\"', '"')
-    rest = _dumps_ascii({k: v for k, v in result.items() if k not in _SPLICED_KEYS})
-    line = "".join(
-        (
-            '{"jsonrpc":"2.0","id":',
-            _dumps_ascii(message["id"]),
-            ',"result":{"content":[{"type":"text","text":',
-            escaped,
-            '}],"structuredContent":',
-            as_json,
-            "}" if rest == "{}" else "," + rest[1:],
-            "}\n",
+    return (
+        json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode(
+            "ascii"
         )
+        + b"\n"
     )
-    return line.encode("ascii")
-
-
-_SPLICED_KEYS = ("content", "structuredContent")
