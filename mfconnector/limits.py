@@ -208,6 +208,11 @@ class Limits:
     tools_list_all_gates_bytes: int = 11_742
     """Budget for the ``tools`` array with every gate on (the seed's figure for its 25
     operations, without files)."""
+    tools_list_accounts_bytes: int = 17_408
+    """Budget for the ``tools`` array of the largest ``--accounts`` file: every gate on and
+    ``accounts`` accounts with names of ``account_name_chars`` (each name is in every
+    tool's ``account`` enum; measured 16,382 bytes). One account stays within the budgets
+    above, byte for byte the flags' array."""
     draft_attachments: int = 20
     """Most attachments on a draft created here."""
     draft_attachments_bytes: int = 3_000_000

@@ -88,9 +88,17 @@ def _hidden_positions(text: str) -> list[int]:
     return hidden
 
 
+def _plainly_visible(text: str) -> bool:
+    """True when ``text`` holds nothing hidden, decided in C: ``str.isprintable`` is False
+    for every ``Cc``, ``Cf``, ``Co``, ``Cn``, ``Zl``, ``Zp`` and ``Zs`` character but the
+    ASCII space (the bidi controls are ``Cf``), so only the few printable invisibles need
+    their own look. An accented or CJK subject then costs no Python loop per character."""
+    return text.isprintable() and not any(char in text for char in INVISIBLE_EXTRA)
+
+
 def make_visible(text: str) -> str:
     """The text with every hidden character written as ``<U+XXXX>`` where it stands."""
-    if text.isascii() and text.isprintable():
+    if _plainly_visible(text):
         return text
     positions = set(_hidden_positions(text))
     return "".join(f"<{_code_point(c)}>" if i in positions else c for i, c in enumerate(text))
@@ -98,7 +106,7 @@ def make_visible(text: str) -> str:
 
 def find_hidden(text: str) -> Hidden | None:
     """The hidden characters in ``text`` (each code point once, in order), or None."""
-    if text.isascii() and text.isprintable():
+    if _plainly_visible(text):
         return None
     seen: dict[str, None] = {}
     for index in _hidden_positions(text):

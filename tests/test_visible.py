@@ -45,3 +45,16 @@ def test_any_bidi_control_anywhere_is_flagged_and_shown(
     assert f"U+{ord(control):04X}" in hidden.code_points
     assert control not in hidden.visible
     assert make_visible(before + control + after) == hidden.visible
+
+
+@given(st.text(max_size=60))
+def test_the_quick_check_agrees_with_the_character_by_character_rules(text: str) -> None:
+    """``find_hidden`` skips its per-character loop for text Python calls printable; what
+    it finds must be exactly what the rules find one character at a time."""
+    from mfconnector.visible import _hidden_positions
+
+    found = find_hidden(text)
+    by_rule = _hidden_positions(text)
+    assert (found is None) == (not by_rule)
+    if found is not None:
+        assert found.code_points == tuple(dict.fromkeys(f"U+{ord(text[i]):04X}" for i in by_rule))

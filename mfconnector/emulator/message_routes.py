@@ -186,11 +186,14 @@ def _page(
 
 def _joined(body: dict[str, Any], key: str, texts: list[str]) -> str:
     """``body`` encoded with ``key``'s value the array of ``texts``, in the body's order."""
-    parts = [
-        f"{encode_json(name)}:" + ("[" + ",".join(texts) + "]" if name == key else encode_json(v))
-        for name, v in body.items()
-    ]
-    return "{" + ",".join(parts) + "}"
+    pieces = ["{"]
+    for name, value in body.items():
+        if len(pieces) > 1:
+            pieces.append(",")
+        pieces += (encode_json(name), ":")
+        pieces += ("[", ",".join(texts), "]") if name == key else (encode_json(value),)
+    pieces.append("}")
+    return "".join(pieces)
 
 
 def _dig(value: Any, path: list[str]) -> Any:

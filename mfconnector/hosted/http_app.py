@@ -138,14 +138,22 @@ class McpHttpApp:
             return
         headers = _headers(scope)
         started = False
+        body_read = not _has_body(headers)
 
         async def tracked(message: dict[str, Any]) -> None:
             nonlocal started
             started = True
             await send(message)
 
+        async def reading() -> dict[str, Any]:
+            nonlocal body_read
+            event = await receive()
+            if event["type"] != "http.request" or not event.get("more_body", False):
+                body_read = True
+            return event
+
         try:
-            answer = await self._handle(scope, headers, receive, tracked)
+            answer = await self._handle(scope, headers, reading, tracked)
         except HttpRefusal as refusal:
             answer = refusal.status, refusal.headers, refusal.body(), "application/json"
         except Exception:
@@ -155,7 +163,13 @@ class McpHttpApp:
             failure = HttpRefusal(500, "Internal error", code=INTERNAL_ERROR)
             answer = failure.status, [], failure.body(), "application/json"
         if answer is not None:  # None: a stream that has been answered already
-            await _respond(send, *answer)
+            status, extra, body, media = answer
+            if not body_read:
+                # Refused before its body was read (a 401, a 429): hypercorn then closes the
+                # connection, and a client that kept it for its retry would lose that request
+                # without an answer. "close" tells it to open a new one (RFC 9112, 9.6).
+                extra = [*extra, ("connection", "close")]
+            await _respond(send, status, extra, body, media)
 
     # --- routing -----------------------------------------------------------------------
 
@@ -439,6 +453,12 @@ class McpHttpApp:
             budget -= len(event.get("body", b""))
             if not event.get("more_body", False):
                 return
+
+
+def _has_body(headers: dict[str, str]) -> bool:
+    """Whether the request declares a body (a length above zero, or chunks)."""
+    length = headers.get("content-length", "0").strip()
+    return "transfer-encoding" in headers or length not in ("", "0")
 
 
 def routed_can_ask(routed: Reply | ToolCall) -> bool:

@@ -229,4 +229,11 @@ class SubjectTokenProvider:
         )
 
     async def describe(self) -> dict[str, Any]:
-        return {"signed_in": True, "mode": "hosted", "tenant": self._subject.tenant}
+        """``account`` names whom preparations and audit entries belong to: the user's
+        opaque key (the same for every token of that user, never the token itself)."""
+        return {
+            "signed_in": True,
+            "mode": "hosted",
+            "tenant": self._subject.tenant,
+            "account": f"hosted user {self._subject.key}",
+        }

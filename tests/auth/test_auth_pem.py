@@ -4,7 +4,6 @@ sign with is refused before any request, in our words."""
 from __future__ import annotations
 
 import functools
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +11,11 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
 
 from mfconnector.auth.config import AuthConfig
 from mfconnector.auth.pem import certificate_credential, client_credential
 from mfconnector.errors import AuthError
+from tests.support.app_certs import self_signed
 
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
 TENANT_ID = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
@@ -31,18 +30,7 @@ def rsa_key(number: int = 0) -> rsa.RSAPrivateKey:
 
 
 def certificate_for(key: Any) -> x509.Certificate:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mfconnector app")])
-    now = datetime.now(UTC)
-    return (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(minutes=5))
-        .not_valid_after(now + timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
+    return self_signed(key, "mfconnector app")
 
 
 def key_pem(key: Any, password: bytes | None = None) -> bytes:

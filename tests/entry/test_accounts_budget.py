@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mfconnector.limits import DEFAULT_LIMITS
 from tests.entry.test_accounts_process import Server
 
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"
@@ -87,3 +88,20 @@ def test_several_accounts_add_only_the_account_property(
     with capsys.disabled():
         print(f"\ntools/list bytes by accounts ({'every gate' if gates else 'read-only'}): {sizes}")
     assert sizes[1] < sizes[2] < sizes[3]
+
+
+@pytest.mark.slow
+def test_the_largest_accounts_file_stays_within_its_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As many accounts as a file may hold, each name as long as allowed, every gate on:
+    the most a client can be asked to read in ``tools/list``."""
+    limits = DEFAULT_LIMITS
+    names = [f"account{index}-".ljust(limits.account_name_chars, "x") for index in range(8)]
+    assert len(names) == limits.accounts
+    tools = tools_of("--accounts", accounts_file(tmp_path, names, gates=True))
+    size = len(compact(tools))
+    with capsys.disabled():
+        print(f"\ntools/list bytes, {len(names)} accounts of {len(names[0])} characters: {size:,}")
+    assert all(tool["inputSchema"]["properties"]["account"] == {"enum": names} for tool in tools)
+    assert limits.tools_list_all_gates_bytes < size <= limits.tools_list_accounts_bytes

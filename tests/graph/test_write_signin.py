@@ -48,6 +48,7 @@ class StallingTokens(ScopedTokens):
         return "t"
 
 
+@pytest.mark.slow  # waits out a real deadline: over 1 s
 async def test_a_write_whose_sign_in_stalls_sends_nothing_and_says_so(
     graph: LoopbackServer,
 ) -> None:

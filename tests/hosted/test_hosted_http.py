@@ -8,8 +8,10 @@ each followed by a request that still works. Tokens are real JWS from ``LocalIss
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -321,6 +323,65 @@ def test_wrong_content_type_is_415(client: httpx.Client, server: HostedServer) -
     headers = {**modern_headers(server, "tools/list"), "Content-Type": "text/plain"}
     response = client.post(server.url, content=json.dumps(modern("tools/list")), headers=headers)
     assert response.status_code == 415
+
+
+# --- connections -------------------------------------------------------------------------
+
+
+def raw_head(server: HostedServer, headers: dict[str, str], length: int) -> bytes:
+    url = urlsplit(server.url)
+    lines = [f"POST {url.path} HTTP/1.1", f"Host: {url.netloc}", f"Content-Length: {length}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def read_response(conn: socket.socket) -> tuple[str, dict[str, str], bytes]:
+    """One response (status line, lower-cased headers, its Content-Length body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65_536)
+        assert chunk, f"the server closed the connection without an answer: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    while len(body) < int(fields.get("content-length", "0")):
+        body += conn.recv(65_536)
+    return status, fields, body
+
+
+def test_a_refusal_before_the_body_is_read_closes_the_connection_and_says_so(
+    client: httpx.Client, server: HostedServer
+) -> None:
+    """A client keeping the connection for its retry (a 401, a 429) would otherwise send
+    it into a socket the server is closing, and never know whether it was served."""
+    body = json.dumps(modern("tools/list")).encode()
+    headers = {
+        "Authorization": "Bearer not-a-jwt",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
+    url = urlsplit(server.url)
+    with socket.create_connection((url.hostname, url.port), timeout=30) as conn:
+        conn.sendall(raw_head(server, headers, len(body)))  # the body is still to come
+        status, fields, _ = read_response(conn)
+        assert status.split()[1] == "401"
+        assert fields.get("connection") == "close", fields
+        assert conn.recv(65_536) == b"", "the server closed it"
+    still_serves(client, server)
+
+
+def test_an_answered_request_keeps_its_connection_for_the_next(server: HostedServer) -> None:
+    body = json.dumps(modern("tools/list")).encode()
+    headers = {**modern_headers(server, "tools/list"), "Content-Type": "application/json"}
+    url = urlsplit(server.url)
+    with socket.create_connection((url.hostname, url.port), timeout=30) as conn:
+        for _ in range(2):
+            conn.sendall(raw_head(server, headers, len(body)) + body)
+            status, fields, answer = read_response(conn)
+            assert status.split()[1] == "200" and "connection" not in fields, fields
+            assert_valid(MODERN, "ListToolsResultResponse", json.loads(answer))
 
 
 def padded_body(size: int) -> bytes:

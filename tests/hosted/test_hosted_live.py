@@ -11,123 +11,31 @@ client assertion; the Graph routes record what the server sent.
 
 from __future__ import annotations
 
-import base64
 import json
-import ssl
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from cryptography import x509
 
 from tests.support.app_certs import app_key, write_app_certificate
-from tests.support.connect_proxy import ConnectProxy
-from tests.support.hosted_process import HostedServer, started
-from tests.support.idp_fake import GRAPH_APP_ID, FakeIdP
-from tests.support.idp_https import serve_idp
-from tests.support.loopback import LoopbackServer, RecordedRequest, Reply
-from tests.support.oauth_issuer import TENANT, LocalIssuer
+from tests.support.hosted_live import (
+    GLOBAL,
+    MESSAGES,
+    SECRET,
+    CloudHosts,
+    Live,
+    call_tool,
+    claims_of,
+    list_tools,
+    live_servers,
+)
+from tests.support.idp_fake import GRAPH_APP_ID
+from tests.support.loopback import RecordedRequest, Reply
+from tests.support.oauth_issuer import TENANT
 from tests.support.redis_server import RedisServer, redis_server
-from tests.support.tls_certs import make_ca_and_server
 
 pytestmark = pytest.mark.slow
-
-CLIENT_ID = "0c0c0c0c-1111-2222-3333-444444444444"
-SECRET = "connector-secret-never-shown"
-MODERN = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-MESSAGES = ("/v1.0/me/mailFolders/inbox/messages", "/v1.0/me/messages")
-
-
-@dataclass(frozen=True)
-class CloudHosts:
-    """The sign-in host (the issuer's) and the Graph host of one Microsoft cloud."""
-
-    login: str = "login.microsoftonline.com"
-    graph: str = "graph.microsoft.com"
-
-
-GLOBAL = CloudHosts()
-
-
-@dataclass
-class Live:
-    servers: list[HostedServer]
-    idp: FakeIdP
-    graph: LoopbackServer
-    proxy: ConnectProxy
-
-    @property
-    def server(self) -> HostedServer:
-        return self.servers[0]
-
-    def graph_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.graph.requests if r.path.startswith("/v1.0/")]
-
-    def exchanges(self) -> list[Any]:
-        return self.idp.token_requests("urn:ietf:params:oauth:grant-type:jwt-bearer")
-
-
-@contextmanager
-def live_servers(
-    tmp_path: Path,
-    *extra: str,
-    replicas: int = 1,
-    env: dict[str, str] | None = None,
-    hosts: CloudHosts = GLOBAL,
-    certificate: x509.Certificate | None = None,
-) -> Iterator[Live]:
-    """``replicas`` live serve-http processes trusting one issuer on ``hosts.login``; Entra
-    and Graph on one loopback TLS server behind a CONNECT proxy. The app registration has
-    the secret, or with ``certificate`` that certificate only (give the servers
-    ``MFC_CLIENT_CERT_PATH`` in ``env``)."""
-    idp = FakeIdP(
-        client_id=CLIENT_ID,
-        client_secret=SECRET if certificate is None else None,
-        client_certificate=certificate,
-        host=hosts.login,
-        graph_host=hosts.graph,
-    )
-    pki = make_ca_and_server(tmp_path / "pki", ["127.0.0.1", hosts.login, hosts.graph])
-    assert pki.ca_file is not None
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(pki.cert_file, pki.key_file)
-    with LoopbackServer() as jwks, LoopbackServer(tls=context) as remote, ExitStack() as stack:
-        issuer = LocalIssuer(jwks, issuer_host=hosts.login)
-        issuer.publish()
-        serve_idp(remote, idp)
-        for method, path in (
-            ("GET", f"/{TENANT}/v2.0/.well-known/openid-configuration"),
-            ("POST", f"/{TENANT}/oauth2/v2.0/token"),
-        ):
-            remote.route(method, path, lambda request, idp=idp: _idp_answer(idp, request))
-        for path in MESSAGES:
-            remote.route("GET", path, Reply.json({"value": []}))
-        proxy = stack.enter_context(ConnectProxy(("127.0.0.1", remote.port)))
-        credential = {"MFC_CLIENT_SECRET": SECRET} if certificate is None else {}
-        settings = {"MFC_CLIENT_ID": CLIENT_ID, **credential, **(env or {})}
-        network = ("--proxy", proxy.url, "--ca-file", str(pki.ca_file))
-        servers = [
-            stack.enter_context(
-                started(
-                    issuer,
-                    tmp_path / f"server{n}",
-                    *network,
-                    *extra,
-                    demo=False,
-                    env_extra=settings,
-                )
-            )
-            for n in range(replicas)
-        ]
-        yield Live(servers, idp, remote, proxy)
 
 
 @pytest.fixture
@@ -142,60 +50,10 @@ def live(tmp_path: Path) -> Iterator[Live]:
         yield one
 
 
-def _idp_answer(idp: FakeIdP, request: RecordedRequest) -> Reply:
-    host = (request.header("host") or "").split(":")[0]
-    response = idp.answer_http(
-        request.method, f"https://{host}{request.target}", request.body, dict(request.headers)
-    )
-    return Reply(response.status_code, tuple(response.headers.items()), response.text.encode())
-
-
 def call_mail_list(
     live: Live, token: str, arguments: dict[str, Any] | None = None, replica: int = 0
 ) -> dict[str, Any]:
     return call_tool(live, token, "mail_list", arguments or {"limit": 1}, replica)
-
-
-def call_tool(
-    live: Live, token: str, name: str, arguments: dict[str, Any], replica: int = 0
-) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": META},
-    }
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-    }
-    with httpx.Client(timeout=60, trust_env=False) as client:
-        response = client.post(live.servers[replica].url, json=body, headers=headers)
-    assert response.status_code == 200, response.text
-    reply: dict[str, Any] = response.json()
-    return reply
-
-
-def list_tools(live: Live, token: str) -> list[dict[str, Any]]:
-    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}}
-    headers = {
-        "Authorization": f"Bearer {token}",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/list",
-    }
-    with httpx.Client(timeout=60, trust_env=False) as client:
-        response = client.post(live.server.url, json=body, headers=headers)
-    assert response.status_code == 200, response.text
-    tools: list[dict[str, Any]] = response.json()["result"]["tools"]
-    return tools
-
-
-def claims_of(bearer: str) -> dict[str, Any]:
-    payload = bearer.removeprefix("Bearer ").split(".")[1]
-    decoded: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=="))
-    return decoded
 
 
 def test_mail_list_reaches_graph_with_the_obo_token_never_the_clients(live: Live) -> None:

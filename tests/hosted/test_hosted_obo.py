@@ -179,6 +179,7 @@ async def test_exchanges_at_once_at_l_minus_1_l_and_l_plus_1(idp, delta: int) ->
     assert obo.exchanges == 1 + limit + delta
 
 
+@pytest.mark.slow  # waits out a real deadline: over 1 s
 async def test_an_exchange_past_its_deadline_is_an_error_and_the_next_one_works(idp) -> None:
     obo = limited(idp, obo_call_seconds=1.0)
     await obo.graph_token(subject("oid-warm"))
@@ -215,6 +216,7 @@ class SilentProxy:
             conn.close()
 
 
+@pytest.mark.slow  # waits out a real deadline: over 1 s
 async def test_each_http_request_to_entra_is_bounded_by_obo_http_seconds() -> None:
     """The production client (``signin_session``) with the limit: a hung request fails
     after ``obo_http_seconds``, long before the whole exchange's deadline."""
@@ -237,3 +239,14 @@ async def test_each_http_request_to_entra_is_bounded_by_obo_http_seconds() -> No
         assert SECRET not in caught.value.message + (caught.value.hint or "")
     finally:
         proxy.close()
+
+
+async def test_each_user_is_named_in_preparations_and_the_audit_trail(idp) -> None:
+    """The account a preparation and an audit entry record: one per user (the same for a
+    new token of that user), never "unknown account", never the token."""
+    first = await SubjectTokenProvider(exchange(idp), subject("oid-alice", "a")).describe()
+    again = await SubjectTokenProvider(exchange(idp), subject("oid-alice", "b")).describe()
+    other = await SubjectTokenProvider(exchange(idp), subject("oid-bob")).describe()
+    assert first["account"] == again["account"] != other["account"]
+    assert first["account"].startswith("hosted user ")
+    assert subject("oid-alice").token not in json.dumps([first, other])

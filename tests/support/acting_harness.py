@@ -46,6 +46,7 @@ ALL_SCOPES = ("User.Read", "Mail.Read", "Files.Read", "Mail.ReadWrite", "Mail.Se
 TEST_SECONDS = 30
 DRAFTS_FOLDER = "AAMkAGDraftsFolder" + "Dr" * 40 + "AAA="
 DELETED_FOLDER = "AAMkAGDeletedItems" + "De" * 40 + "AAA="
+SENT_FOLDER = "AAMkAGSentItemsFld" + "Se" * 40 + "AAA="
 _counter = itertools.count()
 ACCOUNT_NAME = "default"
 TAG = account_tag("graph", ACCOUNT_NAME).tag
@@ -156,6 +157,8 @@ class ScriptedMailbox:
 
     ``send_replies`` scripts the answers to send requests (default 202). Every draft's
     content at the moment of each send request is kept in ``sent`` for the checks.
+    ``files_sent``: a 202 also moves the draft into Sent Items as Graph does (same immutable
+    id, ``isDraft`` false), so a later read of it is no longer a draft's.
     """
 
     def __init__(self, server: LoopbackServer) -> None:
@@ -164,6 +167,7 @@ class ScriptedMailbox:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.in_sent_items: set[str] = set()
         self.send_reply: Callable[[RecordedRequest], Reply] | None = None
+        self.files_sent = False
         self.attach_reply: Callable[[int], Reply | None] | None = None
         """Given the 1-based count of attachment uploads, a Reply that replaces success."""
         self._attached = 0
@@ -365,8 +369,16 @@ class ScriptedMailbox:
             self.sent.append((draft_id, self.drafts[draft_id].json()))
         if self.send_reply is not None:
             return self.send_reply(recorded)
-        self.in_sent_items.add(draft_id)
+        self.file_in_sent_items(draft_id)
         return Reply(202, (), b"")
+
+    def file_in_sent_items(self, draft_id: str) -> None:
+        """What Graph does once it accepted a send."""
+        with self._lock:
+            self.in_sent_items.add(draft_id)
+            if self.files_sent:
+                draft = self.drafts[draft_id]
+                draft.is_draft, draft.folder = False, SENT_FOLDER
 
     def sends(self) -> list[RecordedRequest]:
         return [r for r in self.server.requests if r.method == "POST" and r.path.endswith("/send")]

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-__all__ = ["AppCertificate", "app_key", "write_app_certificate"]
+__all__ = ["AppCertificate", "app_key", "self_signed", "write_app_certificate"]
 
 
 @functools.cache
@@ -30,8 +30,11 @@ class AppCertificate:
     """What the operator uploads to the app registration (as a .cer)."""
 
 
-def _certificate_for(key: rsa.RSAPrivateKey) -> x509.Certificate:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mfconnector hosted")])
+def self_signed(
+    key: rsa.RSAPrivateKey, common_name: str = "mfconnector hosted"
+) -> x509.Certificate:
+    """A self-signed certificate for ``key``, valid from five minutes ago for a day."""
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = datetime.now(UTC)
     return (
         x509.CertificateBuilder()
@@ -55,7 +58,7 @@ def write_app_certificate(
     """``path`` holding ``key`` (encrypted with ``passphrase`` if given) and a certificate
     for ``certificate_key`` (the same key unless a mismatch is wanted)."""
     key = key or app_key()
-    certificate = _certificate_for(certificate_key or key)
+    certificate = self_signed(certificate_key or key)
     encryption: serialization.KeySerializationEncryption = (
         serialization.BestAvailableEncryption(passphrase.encode())
         if passphrase

@@ -1,10 +1,15 @@
-"""A TCP relay between one server process and Redis that can stop the process's writes.
+"""A TCP relay between server processes and Redis that can stop or gather their writes.
 
 ``freeze_after`` names bytes (a Lua script's SHA1, as EVALSHA sends it): once a chunk
-the process sent that contains them has been passed on, everything the process sends
-afterwards is held, never delivered, while Redis's answers still come back. So a test can
-let a replica's claim through and catch its outcome before it reaches Redis: ``held`` is
-set when the first held bytes arrive.
+a process sent that contains them has been passed on, everything that process's
+connections send afterwards is held, never delivered, while Redis's answers still come
+back. So a test can let a replica's claim through and catch its outcome before it reaches
+Redis: ``held`` is set when the first held bytes arrive.
+
+``gather_on`` with ``gather`` N instead holds each chunk containing those bytes until N
+of them have arrived, over every connection through the relay, then passes them all on at
+once (``gathered`` is set): N replicas' claims reach Redis together, and Redis alone
+decides between them. Later ones pass straight through.
 """
 
 from __future__ import annotations
@@ -15,17 +20,34 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
+GATHER_SECONDS = 120.0
+"""The longest a gathered chunk waits for the others (then it goes on alone)."""
+
 
 @dataclass
 class RedisProxy:
     port: int
-    freeze_after: bytes
+    freeze_after: bytes | None = None
+    gather_on: bytes | None = None
+    gather: int = 0
     frozen: threading.Event = field(default_factory=threading.Event)
     held: threading.Event = field(default_factory=threading.Event)
+    gathered: threading.Event = field(default_factory=threading.Event)
+    arrived: int = 0
+    """Chunks holding ``gather_on`` seen so far."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
+
+    def arrive(self) -> None:
+        """One gathered chunk: wait until ``gather`` of them have come."""
+        with self._lock:
+            self.arrived += 1
+            if self.arrived >= self.gather:
+                self.gathered.set()
+        self.gathered.wait(GATHER_SECONDS)
 
 
 def _pump(source: socket.socket, sink: socket.socket, proxy: RedisProxy, upstream: bool) -> None:
@@ -34,8 +56,10 @@ def _pump(source: socket.socket, sink: socket.socket, proxy: RedisProxy, upstrea
             if upstream and proxy.frozen.is_set():
                 proxy.held.set()
                 continue
+            if upstream and proxy.gather_on is not None and proxy.gather_on in chunk:
+                proxy.arrive()
             sink.sendall(chunk)
-            if upstream and proxy.freeze_after in chunk:
+            if upstream and proxy.freeze_after is not None and proxy.freeze_after in chunk:
                 proxy.frozen.set()
     for end in (source, sink):
         with suppress(OSError):
@@ -43,9 +67,15 @@ def _pump(source: socket.socket, sink: socket.socket, proxy: RedisProxy, upstrea
 
 
 @contextmanager
-def redis_proxy(redis_port: int, freeze_after: bytes) -> Iterator[RedisProxy]:
+def redis_proxy(
+    redis_port: int,
+    freeze_after: bytes | None = None,
+    *,
+    gather_on: bytes | None = None,
+    gather: int = 0,
+) -> Iterator[RedisProxy]:
     listener = socket.create_server(("127.0.0.1", 0))
-    proxy = RedisProxy(listener.getsockname()[1], freeze_after)
+    proxy = RedisProxy(listener.getsockname()[1], freeze_after, gather_on, gather)
     connections: list[socket.socket] = []
 
     def accept() -> None:
@@ -61,6 +91,7 @@ def redis_proxy(redis_port: int, freeze_after: bytes) -> Iterator[RedisProxy]:
     try:
         yield proxy
     finally:
+        proxy.gathered.set()  # nothing waits past the test
         listener.close()
         for connection in connections:
             with suppress(OSError):
