@@ -412,6 +412,10 @@ class Limits:
     has its connection closed instead."""
     http_idle_seconds: float = 30.0
     """How long an idle keep-alive connection is held open (hypercorn's keep-alive timeout)."""
+    http_send_stall_seconds: float = 30.0
+    """Longest a connection may keep response bytes the client does not take (its window
+    shut) or does not acknowledge; then the kernel closes it (``TCP_USER_TIMEOUT``) and the
+    request's slot and buffers are freed. hypercorn has no write timeout of its own."""
     http_requests: int = 64
     """Requests served at once by the whole process; more are answered 503 with Retry-After."""
     http_requests_per_subject: int = 8

@@ -249,24 +249,16 @@ async def _serve(
 ) -> None:
     import httpx
     import trio
-    from hypercorn.config import Config
     from hypercorn.trio import serve
 
     from mfconnector.hosted.bearer import BearerVerifier
     from mfconnector.hosted.http_app import McpHttpApp
     from mfconnector.hosted.jwks import JwksCache
+    from mfconnector.hosted.listeners import hypercorn_config
 
     resource, tenants = setup.resource, setup.tenants
-    config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-    config.h11_max_incomplete_size = limits.http_header_bytes
-    config.keep_alive_timeout = limits.http_idle_seconds
-    config.read_timeout = int(limits.http_idle_seconds)
-    config.graceful_timeout = limits.eof_grace_seconds
-    config.accesslog = None
-    config.errorlog = logging.getLogger("hypercorn.error")
-    if args.tls_cert:
-        config.certfile, config.keyfile = args.tls_cert, args.tls_key
+    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    config = hypercorn_config(bind, limits, tls_cert=args.tls_cert, tls_key=args.tls_key)
     async with httpx.AsyncClient(trust_env=False, follow_redirects=False) as client:
         verifier = BearerVerifier(resource, JwksCache(resource, client, limits), limits)
         app = McpHttpApp(resource, verifier, tenants, limits, allowed_origins=setup.origins)
