@@ -60,6 +60,8 @@ def values_over_limit(data: bytes, limit: int, *, find_top: bool = True) -> Over
     container counts one more than it holds). The quick count includes string contents;
     only when that is over the limit are strings blanked and the count taken again.
     """
+    if len(data) < limit:
+        return None  # the count below is at most one more than the bytes: no need to count
     quick = 1 + sum(data.count(mark) for mark in _STRUCTURE)
     if quick <= limit:
         return None

@@ -133,3 +133,15 @@ def test_the_top_level_matches_a_plain_reference_implementation(
     over = values_over_limit(line, 0)
     assert over is not None and over.top is not None
     assert over.top == _reference_top(value)
+
+
+@pytest.mark.parametrize("size", [3, 4, 5])
+def test_a_line_shorter_than_the_limit_is_never_counted_over_it(size: int) -> None:
+    """A line of N bytes holds at most N + 1 values by the count (every byte a comma), so a
+    line shorter than the limit passes uncounted; at and past it the count decides."""
+    line = b"[" + b"," * (size - 2) + b"]"
+    assert len(line) == size
+    over = values_over_limit(line, 4, find_top=False)
+    assert (over is None) == (size < 4 or 1 + size - 2 + 1 <= 4)
+    if over is not None:
+        assert over.values == size
