@@ -109,7 +109,7 @@ def test_redaction_handles_long_runs_and_encoded_links() -> None:
     redacted, count = redact_text(HOSTILE_TEXT + " https://h/x?tempauth=S")
     assert count == 1 and "tempauth" not in redacted
     encoded = "link: https%3A%2F%2Fcontoso.sharepoint.com%2Fa%3Ftempauth%3DSECRET"
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     assert strip_secrets({"subject": encoded}, skipped, "m") == {
         "subject": "link: [pre-authenticated link removed]"
     }

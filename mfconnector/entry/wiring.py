@@ -117,7 +117,7 @@ def build_context(
                 token_provider=fixture_provider,
                 limits=limits,
                 root=fixture_set.graph_root,
-                transport=FixtureTransport(fixture_set),
+                transport=FixtureTransport(fixture_set, limits=limits),
             )
 
         graph = LazyGraph(make_fixture_graph)
