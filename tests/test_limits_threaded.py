@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
+import gzip
 import json
 import re
 import ssl
@@ -31,6 +32,7 @@ from mfconnector.errors import AuthError, GraphError, GraphThrottledError
 from mfconnector.graph.client import GraphClient
 from mfconnector.graph.fixtures import FixtureError, load_fixtures
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.net.capped_body import Inflater
 from mfconnector.shaping import Skipped, strip_secrets
 from mfconnector.writes.gates import Gates
 from tests.support.app_certs import write_app_certificate
@@ -200,6 +202,19 @@ async def test_tls_reason_chars(tmp_path: Path, chars: int) -> None:
                 await client.get_json("me")
     reason = "self-signed certificate"
     assert caught.value.message.endswith(f"was not accepted: {reason[:chars]}")
+
+
+@pytest.mark.parametrize("step", [1_000, 4_096])
+def test_graph_inflate_step_bytes(step: int) -> None:
+    """A gzip answer is inflated in pieces of at most the step (the reader's own
+    ``Inflater``, as ``read_capped`` and the download spooler make it from their limits)."""
+    original = bytes(range(256)) * 400
+    inflater = Inflater(
+        "gzip", step_bytes=small(graph_inflate_step_bytes=step).graph_inflate_step_bytes
+    )
+    pieces = inflater.feed(gzip.compress(original), room=len(original))
+    assert b"".join(pieces) == original and inflater.finish()
+    assert max(len(piece) for piece in pieces) == step
 
 
 # --- sign-in files --------------------------------------------------------------------------
