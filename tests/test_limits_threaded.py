@@ -77,7 +77,7 @@ ALLOWED = {
 """Lines naming DEFAULT_LIMITS other than imports and ``limits: Limits = DEFAULT_LIMITS``
 defaults (the roots and standalone entry points a server passes its limits to)."""
 
-_DEFAULT_PARAMETER = re.compile(r"\blimits: Limits = DEFAULT_LIMITS\b|= DEFAULT_LIMITS,$")
+_DEFAULT_PARAMETER = re.compile(r"\blimits: Limits = DEFAULT_LIMITS\b")
 
 
 def direct_reads() -> set[tuple[str, str]]:
