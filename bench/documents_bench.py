@@ -399,7 +399,7 @@ async def server_rss(data: bytes, name: str) -> dict[str, float]:
         async with client:
             await read_document(  # warm up: imports, connection, one worker
                 ctx, client, "/me/drive/items/X/content", kind=kind, size=None,
-                arguments={}, skipped=Skipped(),
+                arguments={}, skipped=Skipped(DEFAULT_LIMITS.skipped_paths_listed),
             )  # fmt: skip
             reset_peak()
             before = status("VmRSS")
@@ -415,7 +415,7 @@ async def server_rss(data: bytes, name: str) -> dict[str, float]:
                 started = time.perf_counter()
                 await read_document(
                     ctx, client, "/me/drive/items/X/content", kind=kind, size=None,
-                    arguments={"offset": 0}, skipped=Skipped(),
+                    arguments={"offset": 0}, skipped=Skipped(DEFAULT_LIMITS.skipped_paths_listed),
                 )  # fmt: skip
                 seconds = time.perf_counter() - started
                 nursery.cancel_scope.cancel()

@@ -432,3 +432,6 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+"""The limits of a server started without others. Only the roots (``serve``, ``serve_http``,
+a component's ``limits: Limits = DEFAULT_LIMITS`` parameter) name it: every reader takes the
+``Limits`` it was given (tests/test_limits_threaded.py keeps it so)."""

@@ -14,7 +14,6 @@ from typing import Any
 from urllib.parse import unquote
 
 from mfconnector.errors import ToolInputError
-from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
     "Skipped",
@@ -92,8 +91,10 @@ def redact_text(text: str) -> tuple[str, int]:
 
 @dataclass
 class Skipped:
-    """What a result left out, keyed the same way in every tool."""
+    """What a result left out, keyed the same way in every tool; at most ``listed`` of the
+    removed paths are named (the ``skipped_paths_listed`` limit)."""
 
+    listed: int
     fields: list[dict[str, Any]] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     items: dict[str, Any] | None = None
@@ -118,7 +119,7 @@ class Skipped:
         if self.removed:
             out["removed"] = {
                 "count": len(self.removed),
-                "paths": self.removed[: DEFAULT_LIMITS.skipped_paths_listed],
+                "paths": self.removed[: self.listed],
                 "why": "download URLs, thumbnail URLs and attachment bytes are never returned",
             }
         return out

@@ -23,8 +23,6 @@ from typing import Literal
 
 import trio
 
-from mfconnector.limits import DEFAULT_LIMITS
-
 __all__ = [
     "STDIO_ENV",
     "ProtocolFds",
@@ -78,11 +76,11 @@ def choose_stdio(
     )
 
 
-def _grow_pipe(fd: int) -> None:
+def _grow_pipe(fd: int, size: int) -> None:
     try:
         import fcntl
 
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, DEFAULT_LIMITS.stdin_pipe_bytes)
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
     except (ImportError, AttributeError, OSError):
         pass  # not Linux, not a pipe, or over pipe-max-size: the default size works too
 
@@ -96,8 +94,9 @@ def _binary_mode(*fds: int) -> None:
             msvcrt.setmode(fd, os.O_BINARY)
 
 
-def claim_stdio() -> ProtocolFds:
-    """Take stdin/stdout for the protocol and make every other writer go to stderr.
+def claim_stdio(*, pipe_bytes: int) -> ProtocolFds:
+    """Take stdin/stdout for the protocol and make every other writer go to stderr; a stdin
+    pipe is grown to ``pipe_bytes`` (the ``stdin_pipe_bytes`` limit) where Linux allows.
 
     Raises ``OSError`` when fd 0 or 1 is not open (checked first: with fd 1 closed, the
     duplicate of fd 0 would take number 1 and replies would go back into stdin).
@@ -112,7 +111,7 @@ def claim_stdio() -> ProtocolFds:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     _binary_mode(read_fd, write_fd)
-    _grow_pipe(read_fd)
+    _grow_pipe(read_fd, pipe_bytes)
     return ProtocolFds(read_fd, write_fd)
 
 

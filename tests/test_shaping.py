@@ -122,7 +122,7 @@ CONTAINERS = st.lists(GRAPH_JSON, max_size=6) | st.dictionaries(KEYS, GRAPH_JSON
 @SETTINGS
 @given(CONTAINERS)
 def test_strip_secrets_leaves_no_secret_and_reports_every_change(value: Any) -> None:
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     clean = strip_secrets(value, skipped, "item")
     assert_no_secrets(clean)
     if clean != value:
@@ -143,7 +143,7 @@ def test_strip_secrets_keeps_clean_data_unchanged(value: Any) -> None:
         or (isinstance(node, str) and "tempauth" in node.lower())
         for _, node in walk(value)
     )
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     clean = strip_secrets(value, skipped, "item")
     if not has_secret:
         assert clean == value
@@ -160,7 +160,7 @@ def test_strip_secrets_keeps_clean_data_unchanged(value: Any) -> None:
     ],
 )
 def test_strip_secrets_of_a_bare_secret_string_removes_the_secret(secret: str) -> None:
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     clean = strip_secrets(secret, skipped, "v")
     text = json.dumps(clean)  # still JSON
     assert "SECRET" not in text and "tempauth" not in text.lower()
@@ -176,7 +176,7 @@ def test_strip_secrets_examples() -> None:
         "links": ["https://x.sharepoint.com/a?tempauth=S", "https://example.com/"],
         "attachments": [{"name": "a.pdf", "contentBytes": "JVBERi0="}],
     }
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     clean = strip_secrets(item, skipped, "item")
     assert clean == {
         "id": "01A",
@@ -204,7 +204,7 @@ def test_shape_item_is_bounded_clean_and_honest(
 ) -> None:
     max_chars, max_items = caps
     fields = (*item.keys(), *extra_fields)
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     shaped = shape_item(item, fields, skipped, "item", max_chars=max_chars, max_items=max_items)
     assert_within(shaped, max_chars, max_items)
     assert_no_secrets(shaped)
@@ -225,7 +225,7 @@ def test_shape_item_is_bounded_clean_and_honest(
 @settings(SETTINGS, max_examples=50)
 @given(GRAPH_ITEMS)
 def test_shape_item_only_keeps_the_fields_asked_for(item: dict[str, Any]) -> None:
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     shaped = shape_item(
         item, ("id", "name"), skipped, "x", max_chars=FIELD_CHARS, max_items=LIST_ITEMS
     )
@@ -234,7 +234,7 @@ def test_shape_item_only_keeps_the_fields_asked_for(item: dict[str, Any]) -> Non
 
 @pytest.mark.parametrize("length", [FIELD_CHARS - 1, FIELD_CHARS, FIELD_CHARS + 1])
 def test_shape_item_string_cap_at_l_minus_1_l_l_plus_1(length: int) -> None:
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     shaped = shape_item(
         {"subject": "s" * length},
         ("subject",),
@@ -254,7 +254,7 @@ def test_shape_item_string_cap_at_l_minus_1_l_l_plus_1(length: int) -> None:
 
 @pytest.mark.parametrize("count", [LIST_ITEMS - 1, LIST_ITEMS, LIST_ITEMS + 1])
 def test_shape_item_list_cap_at_l_minus_1_l_l_plus_1(count: int) -> None:
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     shaped = shape_item(
         {"toRecipients": [{"n": i} for i in range(count)]},
         ("toRecipients",),
@@ -274,19 +274,19 @@ def test_shape_item_list_cap_at_l_minus_1_l_l_plus_1(count: int) -> None:
 
 @pytest.mark.parametrize("item", [None, "text", 3, ["a"]])
 def test_shape_item_of_a_non_object_is_reported(item: Any) -> None:
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     assert shape_item(item, ("id",), skipped, "items[3]", max_chars=10, max_items=2) == {}
     assert skipped.fields == [{"path": "items[3]", "reason": "Graph returned a non-object item"}]
 
 
 def test_skipped_apply_marks_only_incomplete_results() -> None:
-    assert Skipped().apply({"a": 1}) == {"a": 1}
-    assert not Skipped()
+    assert Skipped(DEFAULT_LIMITS.skipped_paths_listed).apply({"a": 1}) == {"a": 1}
+    assert not Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     for skipped in (
-        Skipped(fields=[{"path": "x"}]),
-        Skipped(removed=["x.contentBytes"]),
-        Skipped(items={"cursor": "c", "more_pages": True}),
-        Skipped(text={"next_offset": 10}),
+        Skipped(DEFAULT_LIMITS.skipped_paths_listed, fields=[{"path": "x"}]),
+        Skipped(DEFAULT_LIMITS.skipped_paths_listed, removed=["x.contentBytes"]),
+        Skipped(DEFAULT_LIMITS.skipped_paths_listed, items={"cursor": "c", "more_pages": True}),
+        Skipped(DEFAULT_LIMITS.skipped_paths_listed, text={"next_offset": 10}),
     ):
         result = skipped.apply({"a": 1})
         assert result["incomplete"] is True

@@ -93,12 +93,15 @@ def test_credential_links_in_html_are_shown_then_cut_by_redaction() -> None:
 
 
 def test_graph_error_text_and_challenges_are_cut_before_any_pattern_runs() -> None:
-    assert len(clean_text("x" * 2_000_000)) <= 500
-    assert clean_text("see https://host/a?tempauth=SECRET") == "see https://host/a"
-    assert bearer_challenge({"www-authenticate": "a" * 100_000}) == {}
-    assert bearer_challenge({"www-authenticate": 'Bearer error="insufficient_claims"'}) == {
-        "error": "insufficient_claims"
-    }
+    assert len(clean_text("x" * 2_000_000, DEFAULT_LIMITS.graph_error_message_chars)) <= 500
+    assert (
+        clean_text("see https://host/a?tempauth=SECRET", DEFAULT_LIMITS.graph_error_message_chars)
+        == "see https://host/a"
+    )
+    assert bearer_challenge({"www-authenticate": "a" * 100_000}, limits=DEFAULT_LIMITS) == {}
+    assert bearer_challenge(
+        {"www-authenticate": 'Bearer error="insufficient_claims"'}, limits=DEFAULT_LIMITS
+    ) == {"error": "insufficient_claims"}
 
 
 @pytest.mark.slow
@@ -106,7 +109,7 @@ def test_redaction_handles_long_runs_and_encoded_links() -> None:
     redacted, count = redact_text(HOSTILE_TEXT + " https://h/x?tempauth=S")
     assert count == 1 and "tempauth" not in redacted
     encoded = "link: https%3A%2F%2Fcontoso.sharepoint.com%2Fa%3Ftempauth%3DSECRET"
-    skipped = Skipped()
+    skipped = Skipped(DEFAULT_LIMITS.skipped_paths_listed)
     assert strip_secrets({"subject": encoded}, skipped, "m") == {
         "subject": "link: [pre-authenticated link removed]"
     }

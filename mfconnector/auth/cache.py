@@ -256,7 +256,11 @@ def open_token_store(config: AuthConfig) -> TokenStore:
         raise cache_error(
             f"cannot create the token cache directory {path.parent}: {os_reason(exc)}"
         ) from None
-    persistence = open_persistence(path, allow_plaintext=config.allow_plaintext_cache)
+    persistence = open_persistence(
+        path,
+        allow_plaintext=config.allow_plaintext_cache,
+        max_bytes=config.limits.token_cache_bytes,
+    )
     return TokenStore(
         persistence,
         lock_path=path.with_name(path.name + ".lock"),

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from mfconnector.envflags import EnvFlagError, env_flag
 from mfconnector.errors import AuthError
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.net.settings import (
     NetworkSettings,
     add_network_arguments,
@@ -139,6 +140,8 @@ class AuthConfig:
     """The gate switches in force, so a re-consent hint can repeat them."""
     network: NetworkSettings = field(default_factory=NetworkSettings)
     """Proxy and trust for the sign-in service (the Graph client gets the same)."""
+    limits: Limits = DEFAULT_LIMITS
+    """The server's limits (token cache and certificate file sizes, TLS error text)."""
 
     @property
     def mode(self) -> Mode:
@@ -329,6 +332,7 @@ def auth_config_from_args(
     *,
     extra_scopes: tuple[str, ...] = (),
     gate_flags: tuple[str, ...] = (),
+    limits: Limits = DEFAULT_LIMITS,
 ) -> AuthConfig:
     """Resolve flags over environment variables over defaults, and check they fit together.
 
@@ -428,4 +432,5 @@ def auth_config_from_args(
         client_cert_path=cert_path if app_only else None,
         client_cert_thumbprint=thumbprint if app_only else None,
         network=network,
+        limits=limits,
     )

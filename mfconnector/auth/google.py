@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mfconnector.errors import AuthError
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
     "GOOGLE_AUTH_URI",
@@ -58,6 +59,8 @@ class GoogleSettings:
     auth_uri: str = GOOGLE_AUTH_URI
     token_uri: str = GOOGLE_TOKEN_URI
     timeout_seconds: float = 60.0
+    limits: Limits = DEFAULT_LIMITS
+    """The server's limits (the token store's size)."""
 
 
 def token_store_path(cache_path: Path) -> Path:
@@ -72,6 +75,7 @@ def google_settings(
     cache_path: Path,
     allow_plaintext: bool,
     login_command: str,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> GoogleSettings:
     """From ``MFC_GOOGLE_CLIENT_ID`` / ``MFC_GOOGLE_CLIENT_SECRET``; ``AuthError`` without an id."""
     client_id = env.get("MFC_GOOGLE_CLIENT_ID", "").strip()
@@ -90,6 +94,7 @@ def google_settings(
         store_path=token_store_path(cache_path),
         allow_plaintext=allow_plaintext,
         login_command=login_command,
+        limits=limits,
     )
 
 
@@ -101,7 +106,10 @@ class StoredGoogleToken:
 
         ensure_private_dir(settings.store_path.parent)
         self._persistence = open_persistence(
-            settings.store_path, allow_plaintext=settings.allow_plaintext, item=STORE_ITEM
+            settings.store_path,
+            allow_plaintext=settings.allow_plaintext,
+            max_bytes=settings.limits.token_cache_bytes,
+            item=STORE_ITEM,
         )
 
     @property

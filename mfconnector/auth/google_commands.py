@@ -23,6 +23,7 @@ from mfconnector.auth.google import (
 )
 from mfconnector.auth.terminal import EXIT_OK, EXIT_USAGE, fail, say
 from mfconnector.errors import AuthError
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["google_settings_from_args", "run_google_command"]
 
@@ -33,15 +34,18 @@ def google_settings_from_args(
     *,
     scopes: tuple[str, ...],
     login_command: str,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> GoogleSettings:
-    """The Google app from the environment; the token store where the Microsoft cache is."""
-    config = auth_config_from_args(args, env)
+    """The Google app from the environment; the token store where the Microsoft cache is.
+    ``limits`` are the server's (a sign-in command takes the defaults)."""
+    config = auth_config_from_args(args, env, limits=limits)
     return google_settings(
         env,
         scopes=scopes,
         cache_path=config.cache_path,
         allow_plaintext=config.allow_plaintext_cache,
         login_command=login_command,
+        limits=limits,
     )
 
 

@@ -38,7 +38,6 @@ from mfconnector.auth.terminal import (
 )
 from mfconnector.auth.translate import call_msal
 from mfconnector.errors import AuthError
-from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
     "LoginMethod",
@@ -183,7 +182,7 @@ def login(
     method: LoginMethod = "auto",
     browser: BrowserOpener | None = None,
     http_client: Any = None,
-    timeout_seconds: float = DEFAULT_LIMITS.login_timeout_seconds,
+    timeout_seconds: float | None = None,
     stream: TextIO | None = None,
     cancel: threading.Event | None = None,
 ) -> int:
@@ -191,11 +190,14 @@ def login(
 
     Everything said goes to ``stream`` (stderr), never stdout. ``browser`` opens the
     sign-in address (default: the system browser; tests pass their own). Ctrl-C (or setting
-    ``cancel``) stops waiting and returns 130; ``timeout_seconds`` returns 1. In app-only
-    mode it checks the credential instead.
+    ``cancel``) stops waiting and returns 130; ``timeout_seconds`` (default:
+    ``config.limits.login_timeout_seconds``) returns 1. In app-only mode it checks the
+    credential instead.
     """
     out = stream if stream is not None else sys.stderr
     stop = cancel if cancel is not None else threading.Event()
+    if timeout_seconds is None:
+        timeout_seconds = config.limits.login_timeout_seconds
     try:
         config.require_client_id()  # the first blocker first: before keyring or network
         session = make_session(config, http_client=http_client)

@@ -22,7 +22,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 
 from mfconnector.auth.config import AuthConfig, AuthConfigError
-from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = ["certificate_credential", "client_credential", "thumbprint_of"]
 
@@ -37,21 +36,25 @@ def client_credential(config: AuthConfig) -> str | dict[str, str]:
             "app-only mode needs a client credential",
             hint="set MFC_CLIENT_SECRET or --client-cert",
         )
-    return certificate_credential(path, thumbprint=config.client_cert_thumbprint)
+    return certificate_credential(
+        path, max_bytes=config.limits.cert_file_bytes, thumbprint=config.client_cert_thumbprint
+    )
 
 
 def certificate_credential(
     path: Path,
     *,
+    max_bytes: int,
     thumbprint: str | None = None,
     passphrase: str | None = None,
     setting: str = "--client-cert",
     passphrase_setting: str | None = None,
 ) -> dict[str, str]:
     """msal's certificate credential from the PEM file at ``path`` (``setting`` names where
-    the path came from; ``passphrase_setting``, if any, where a key's passphrase may)."""
+    the path came from; ``passphrase_setting``, if any, where a key's passphrase may). A
+    file past ``max_bytes`` (the ``cert_file_bytes`` limit) is refused unread."""
     needs_key = f"{setting} needs a PEM file with the private key (and certificate)"
-    data = _read_bounded(path, DEFAULT_LIMITS.cert_file_bytes, needs_key)
+    data = _read_bounded(path, max_bytes, needs_key)
     key = _private_key(path, data, passphrase, needs_key, passphrase_setting)
     key_pem = key.private_bytes(
         serialization.Encoding.PEM,

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mfconnector.errors import AuthError
-from mfconnector.limits import DEFAULT_LIMITS
 
 __all__ = [
     "ENCRYPTED_STORES",
@@ -145,8 +144,10 @@ class PlaintextFilePersistence:
     encrypted = False
     description = "plaintext file, mode 0600"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, max_bytes: int) -> None:
         self.path = path
+        self.max_bytes = max_bytes
+        """A file larger than this (``token_cache_bytes``) is refused as no token cache."""
 
     @property
     def location(self) -> str:
@@ -189,8 +190,8 @@ class PlaintextFilePersistence:
         with os.fdopen(fd, "rb") as handle:
             st = os.fstat(fd)
             self._check_private(fd, st)
-            raw = handle.read(DEFAULT_LIMITS.token_cache_bytes + 1)
-        if len(raw) > DEFAULT_LIMITS.token_cache_bytes:
+            raw = handle.read(self.max_bytes + 1)
+        if len(raw) > self.max_bytes:
             raise cache_error(f"the token cache {self.path} is too large to be a token cache")
         try:
             text = raw.decode("utf-8")
@@ -280,9 +281,15 @@ class ExtensionPersistence:
 
 
 def open_persistence(
-    path: Path, *, allow_plaintext: bool, platform: str = sys.platform, item: str = "token_cache"
+    path: Path,
+    *,
+    allow_plaintext: bool,
+    max_bytes: int,
+    platform: str = sys.platform,
+    item: str = "token_cache",
 ) -> Persistence:
-    """The encrypted store if this machine has one; else the plaintext file, if opted in."""
+    """The encrypted store if this machine has one; else the plaintext file (at most
+    ``max_bytes``, the ``token_cache_bytes`` limit), if opted in."""
     try:
         inner, description = build_encrypted_store(path, platform, item=item)
         return ExtensionPersistence(inner, description)
@@ -301,4 +308,4 @@ def open_persistence(
                 code="cache_encryption_unavailable",
             ) from None
         log.info("token cache is a plaintext file (%s): %s", reason, path)
-        return PlaintextFilePersistence(path)
+        return PlaintextFilePersistence(path, max_bytes=max_bytes)

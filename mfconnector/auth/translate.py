@@ -16,6 +16,7 @@ from typing import TypeVar
 from mfconnector.auth.config import AuthConfig
 from mfconnector.auth.errors import network_error
 from mfconnector.errors import AuthError
+from mfconnector.limits import Limits
 from mfconnector.net.settings import NetworkSettings
 from mfconnector.net.tls import TLS_HINT, certificate_problem
 
@@ -27,17 +28,19 @@ T = TypeVar("T")
 
 
 def _requests_error(exc: BaseException, config: AuthConfig) -> AuthError | None:
-    return network_problem(exc, config.cloud.authority_host, config.network)
+    return network_problem(exc, config.cloud.authority_host, config.network, config.limits)
 
 
-def network_problem(exc: BaseException, host: str, network: NetworkSettings) -> AuthError | None:
+def network_problem(
+    exc: BaseException, host: str, network: NetworkSettings, limits: Limits
+) -> AuthError | None:
     """What a requests failure talking to the sign-in service ``host`` means (TLS, proxy,
     no answer); None for any other exception."""
     import requests  # a declared dependency; imported when msal has already loaded it
 
     if not isinstance(exc, requests.exceptions.RequestException):
         return None
-    problem = certificate_problem(exc)
+    problem = certificate_problem(exc, reason_chars=limits.tls_reason_chars)
     if problem is not None:
         return AuthError(
             f"the TLS certificate of the sign-in service ({host}) was not accepted: {problem}",

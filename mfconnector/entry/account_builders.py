@@ -114,7 +114,10 @@ def demo_graph(token_provider: TokenProvider, limits: Limits) -> GraphClient:
 
 
 def live_sign_in(
-    args: argparse.Namespace, gates: Gates, env: Mapping[str, str] = os.environ
+    args: argparse.Namespace,
+    gates: Gates,
+    limits: Limits,
+    env: Mapping[str, str] = os.environ,
 ) -> SignIn:
     """The live token provider of these flags and environment, or one that says what blocks
     signing in on every call.
@@ -125,7 +128,7 @@ def live_sign_in(
     permissions themselves and name the login command (``gate_flags``) that adds them.
     """
     try:
-        config = sign_in_config(args, env, gates=gates)
+        config = sign_in_config(args, env, gates=gates, limits=limits)
         config.require_client_id()  # the first blocker, said before any keyring or network
     except AuthError as error:
         return SignIn(UnavailableTokenProvider(error))
@@ -288,7 +291,7 @@ def _file_sign_in(spec: AccountSpec, place: BuildPlace, gates: Gates) -> SignIn:
         if key in settings or key not in ("client_id", "cache_path"):
             setattr(namespace, f"auth_{key}", settings.get(key))
     env = {k: v for k, v in place.env.items() if k not in _ACCOUNT_VARIABLES}
-    return live_sign_in(namespace, gates, env)
+    return live_sign_in(namespace, gates, place.limits, env)
 
 
 def _imap_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
@@ -344,7 +347,7 @@ def _gmail_from_spec(spec: AccountSpec, place: BuildPlace) -> ServedAccount:
         env["MFC_GMAIL_ACCESS_TOKEN"] = operator
         if spec.settings.get("client_id"):
             env["MFC_GOOGLE_CLIENT_ID"] = str(spec.settings["client_id"])
-        provider = _live_token_provider(place.args, env, gates)
+        provider = _live_token_provider(place.args, env, gates, place.limits)
         try:
             account = gmail_account(
                 spec.name,

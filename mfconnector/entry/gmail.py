@@ -98,7 +98,7 @@ async def no_graph() -> GraphClient:
 
 
 def _live_token_provider(
-    args: argparse.Namespace, env: Mapping[str, str], gates: Gates
+    args: argparse.Namespace, env: Mapping[str, str], gates: Gates, limits: Limits
 ) -> TokenProvider:
     from mfconnector.auth import StaticTokenProvider, UnavailableTokenProvider
     from mfconnector.errors import AuthError
@@ -116,6 +116,7 @@ def _live_token_provider(
             env,
             scopes=scopes_for(**_switches(gates)),
             login_command=login_command(**_switches(gates)),
+            limits=limits,
         )
     except AuthError as error:
         return UnavailableTokenProvider(error)
@@ -153,7 +154,7 @@ def gmail_wiring(
         or env.get("MFC_GMAIL_API_ROOT", "").strip()
         or DEFAULT_GMAIL_API_ROOT
     )
-    tokens = _live_token_provider(args, env, gates)
+    tokens = _live_token_provider(args, env, gates, limits)
     try:
         account = gmail_account(
             ACCOUNT_NAME, token_provider=tokens, limits=limits, gates=names, root=root

@@ -142,7 +142,7 @@ def serve_stdio(
     if stdio is None:
         stdio = choose_stdio()
     try:
-        fds = claim_stdio()
+        fds = claim_stdio(pipe_bytes=limits.stdin_pipe_bytes)
     except OSError as error:  # for example started without stdin (pythonw, a closed fd 0)
         print(
             f"mfconnector: stdin and stdout must be open for the protocol: {error.strerror}",

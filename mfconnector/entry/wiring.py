@@ -117,7 +117,7 @@ def build_context(
                 token_provider=fixture_provider,
                 limits=limits,
                 root=fixture_set.graph_root,
-                transport=FixtureTransport(fixture_set),
+                transport=FixtureTransport(fixture_set, limits=limits),
             )
 
         graph = LazyGraph(make_fixture_graph)
@@ -131,7 +131,7 @@ def build_context(
         graph = LazyGraph(no_graph)
     else:
         mode, source = "live", None
-        live = live_sign_in(args, gates) if sign_in is None else sign_in
+        live = live_sign_in(args, gates, limits) if sign_in is None else sign_in
         sign_in = live
         graph = LazyGraph(lambda: live_graph(live, limits))
     context = ToolContext(

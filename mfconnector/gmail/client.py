@@ -342,9 +342,14 @@ class GmailClient:
         compressed answer is refused, never inflated: the client asked for none."""
         with gmail_words():
             if stop:
-                data, complete = await read_prefix(response, cap, inflate=False)
+                data, complete = await read_prefix(
+                    response, cap, limits=self._limits, inflate=False
+                )
             else:
-                data, complete = await read_capped(response, cap, inflate=False), True
+                data, complete = (
+                    await read_capped(response, cap, limits=self._limits, inflate=False),
+                    True,
+                )
         self.counter.bytes_read += len(data)
         return data, not complete
 

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from mfconnector.errors import GraphError, ResponseTooLargeError
+from mfconnector.limits import Limits
 from mfconnector.net import capped_body
 from mfconnector.net.capped_body import BodyError
 
@@ -82,7 +83,7 @@ def graph_words() -> Iterator[None]:
         raise as_graph_error(error) from None
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
+async def read_capped(response: httpx.Response, limit: int, *, limits: Limits) -> bytes:
     """The whole body of a streamed response, or ``ResponseTooLargeError`` past ``limit``.
 
     The declared Content-Length is checked first (refused before reading anything), then
@@ -90,14 +91,16 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
     nothing. Reading stops at the first chunk past the cap.
     """
     with graph_words():
-        return await capped_body.read_capped(response, limit)
+        return await capped_body.read_capped(response, limit, limits=limits)
 
 
-async def read_prefix(response: httpx.Response, limit: int, skip: int = 0) -> tuple[bytes, bool]:
+async def read_prefix(
+    response: httpx.Response, limit: int, skip: int = 0, *, limits: Limits
+) -> tuple[bytes, bool]:
     """At most ``limit`` bytes of the body after its first ``skip``, and True when that was
     all of it. For downloads: a file larger than the cap is not an error, we just stop."""
     with graph_words():
-        return await capped_body.read_prefix(response, limit, skip)
+        return await capped_body.read_prefix(response, limit, skip, limits=limits)
 
 
 def content_coding(headers: Mapping[str, str], status: int) -> str | None:

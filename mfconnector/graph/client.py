@@ -143,6 +143,11 @@ class GraphClient:
         )
 
     @property
+    def limits(self) -> Limits:
+        """The limits this client (and whatever reads its answers) works within."""
+        return self._limits
+
+    @property
     def root(self) -> str:
         """The Graph root every authenticated URL must sit under, without a final slash."""
         return self._root
@@ -213,7 +218,7 @@ class GraphClient:
             lambda: self._download(
                 url,
                 cap,
-                lambda response: read_download(response, cap, first_byte),
+                lambda response: read_download(response, cap, first_byte, limits=self._limits),
                 first_byte,
             ),
         )
@@ -323,12 +328,14 @@ class GraphClient:
                 await budget.pause(outcome)
                 continue
             if not refreshed:
-                force_refresh, claims = refresh_claims(outcome)
+                force_refresh, claims = refresh_claims(outcome, self._limits)
                 if force_refresh:
                     refreshed = True
                     _log.debug("token refused (%s): refreshing once", outcome.status)
                     continue
-            raise graph_error_from_response(outcome.status, outcome.headers, outcome.body)
+            raise graph_error_from_response(
+                outcome.status, outcome.headers, outcome.body, limits=self._limits
+            )
 
     async def _exchange(
         self,
@@ -351,7 +358,7 @@ class GraphClient:
             try:
                 response = await self._http.send(request, stream=True)
             except httpx.TransportError as exc:
-                failure = connection_error(exc, peer=peer, proxy=via)
+                failure = connection_error(exc, limits=self._limits, peer=peer, proxy=via)
             if failure is not None:
                 raise failure
             try:
@@ -367,7 +374,7 @@ class GraphClient:
                 body = await self._error_body(response)
                 return Answer(response.status_code, response.headers, body)
             except httpx.TransportError as exc:
-                failure = connection_error(exc, peer=peer, proxy=via)
+                failure = connection_error(exc, limits=self._limits, peer=peer, proxy=via)
             except GraphError as err:
                 err.status = err.status or response.status_code
                 err.request_id = err.request_id or request_id(response.headers)
@@ -405,12 +412,14 @@ class GraphClient:
                 kept = {k: answer.headers[k] for k in ("request-id",) if k in answer.headers}
                 return GraphResponse(body=parsed, status=answer.status, headers=kept)
             if not refreshed:
-                force_refresh, claims = refresh_claims(answer)
+                force_refresh, claims = refresh_claims(answer, self._limits)
                 if force_refresh:
                     refreshed = True
                     _log.debug("token refused (%s) before a write: refreshing once", answer.status)
                     continue
-            raise graph_error_from_response(answer.status, answer.headers, answer.body)
+            raise graph_error_from_response(
+                answer.status, answer.headers, answer.body, limits=self._limits
+            )
 
     async def _write_exchange(self, request: httpx.Request, log_as: str) -> Answer:
         """One write request and its whole answer (capped), holding a concurrency slot."""
@@ -438,7 +447,9 @@ class GraphClient:
                 request_id(response.headers) or "-",
             )
             try:
-                data = await read_capped(response, self._limits.graph_body_bytes)
+                data = await read_capped(
+                    response, self._limits.graph_body_bytes, limits=self._limits
+                )
             except (GraphError, httpx.TransportError):
                 data = b""
                 if 200 <= response.status_code < 300:
@@ -458,13 +469,13 @@ class GraphClient:
     async def _error_body(self, response: httpx.Response) -> bytes:
         """An error body for its code and message; too large or broken reads as empty."""
         try:
-            return await read_capped(response, self._limits.graph_body_bytes)
+            return await read_capped(response, self._limits.graph_body_bytes, limits=self._limits)
         except (GraphError, httpx.TransportError):
             return b""
 
     async def _json_answer(self, response: httpx.Response) -> GraphResponse:
         # The bytes die as soon as they are decoded: parsing then holds text + objects only.
-        data = await read_capped(response, self._limits.graph_body_bytes)
+        data = await read_capped(response, self._limits.graph_body_bytes, limits=self._limits)
         text = decode_utf8_strict(checked_cost(data, self._limits.graph_body_values))
         del data
         body = parse_json_text(text) if text else None
@@ -525,7 +536,7 @@ class GraphClient:
                 _, total = parse_content_range(outcome.headers.get("content-range"))
                 if total == 0:
                     return await read(_empty_answer())
-            raise download_host_error(outcome)
+            raise download_host_error(outcome, self._limits)
 
 
 def _empty_answer() -> httpx.Response:

@@ -22,6 +22,7 @@ from mfconnector.errors import GraphError
 from mfconnector.graph.body import read_prefix
 from mfconnector.graph.errors import clean_text, graph_error_from_response
 from mfconnector.graph.retry import RETRIED, Answer
+from mfconnector.limits import Limits
 
 __all__ = ["Download", "download_host_error", "parse_content_range", "read_download"]
 
@@ -56,10 +57,10 @@ def parse_content_range(value: str | None) -> tuple[int | None, int | None]:
     return first, total
 
 
-def download_host_error(answer: Answer) -> GraphError:
+def download_host_error(answer: Answer, limits: Limits) -> GraphError:
     """An error from the download host: status only, never its URL or body text."""
     if answer.status in RETRIED:
-        return graph_error_from_response(answer.status, answer.headers, b"")
+        return graph_error_from_response(answer.status, answer.headers, b"", limits=limits)
     try:
         phrase = HTTPStatus(answer.status).phrase
     except ValueError:
@@ -77,7 +78,9 @@ def download_host_error(answer: Answer) -> GraphError:
     )
 
 
-async def read_download(response: httpx.Response, cap: int, first: int = 0) -> Download:
+async def read_download(
+    response: httpx.Response, cap: int, first: int = 0, *, limits: Limits
+) -> Download:
     """Read at most ``cap`` bytes from byte ``first`` of a 200 or 206 answer and say how
     complete they are."""
     raw_type = response.headers.get("content-type")
@@ -91,12 +94,12 @@ async def read_download(response: httpx.Response, cap: int, first: int = 0) -> D
                 retry_safe=True,
                 hint="retry later",
             )
-        data, whole = await read_prefix(response, cap)
+        data, whole = await read_prefix(response, cap, limits=limits)
         if total is None and whole and len(data) < cap:
             total = first + len(data)  # the range came back short: that was the end
         complete = whole and total is not None and first + len(data) >= total
         return Download(data, content_type, complete, total, first)
-    data, whole = await read_prefix(response, cap, skip=first)
+    data, whole = await read_prefix(response, cap, skip=first, limits=limits)
     declared = response.headers.get("content-length")
     total = int(declared) if declared and declared.isdigit() and not encoded else None
     if whole and total is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import math
 import re
@@ -23,7 +24,7 @@ from http import HTTPStatus
 from typing import Any
 
 from mfconnector.errors import LOGIN_HINT, GraphError, GraphThrottledError, GraphTimeoutError
-from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.limits import Limits
 from mfconnector.net.tls import TLS_HINT, certificate_problem
 
 __all__ = [
@@ -57,12 +58,16 @@ _JWT_RE = re.compile(r"eyJ[A-Za-z0-9_\-]{6,}(?:\.[A-Za-z0-9_\-]*){1,2}")
 _BEARER_RE = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}")
 _REDACT_PARAM_RE = re.compile(r"(?i)[^\s\"'<>]{0,64}(?:tempauth|sig|code|token)=[^\s\"'<>&]*")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-_CHALLENGE_CHARS = DEFAULT_LIMITS.challenge_header_chars
-_CHALLENGE_PARAM_RE = re.compile(
-    r"([A-Za-z_][A-Za-z0-9_\-]{0,63})[ \t]{0,8}=[ \t]{0,8}"
-    rf'("(?:[^"\\]|\\.){{0,{_CHALLENGE_CHARS}}}"|[^\s,]{{1,{_CHALLENGE_CHARS}}})'
-)
-"""Bounded pieces, and a header cut to ``challenge_header_chars``: linear on a hostile header."""
+
+
+@functools.lru_cache(maxsize=4)
+def _challenge_param_re(chars: int) -> re.Pattern[str]:
+    """Bounded pieces, and a header cut to ``challenge_header_chars``: linear on a hostile
+    header. One pattern per limit (a process has one ``Limits``, tests a few)."""
+    return re.compile(
+        r"([A-Za-z_][A-Za-z0-9_\-]{0,63})[ \t]{0,8}=[ \t]{0,8}"
+        rf'("(?:[^"\\]|\\.){{0,{chars}}}"|[^\s,]{{1,{chars}}})'
+    )
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -82,7 +87,9 @@ def request_id(headers: Mapping[str, str]) -> str | None:
     return _identifier(header(headers, "request-id"))
 
 
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+def parse_retry_after(
+    value: str | None, *, limits: Limits, now: datetime | None = None
+) -> float | None:
     """Seconds to wait from a Retry-After value: ``120``, ``2.128`` or an HTTP date.
 
     Negative values and dates in the past mean "now" (0); anything past a day is a day
@@ -105,7 +112,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         seconds = (when - (now or datetime.now(UTC))).total_seconds()
     if not math.isfinite(seconds):
         return None
-    return round(min(max(0.0, seconds), DEFAULT_LIMITS.retry_after_reported_max_seconds), 3)
+    return round(min(max(0.0, seconds), limits.retry_after_reported_max_seconds), 3)
 
 
 def format_wait(seconds: float) -> str:
@@ -114,7 +121,7 @@ def format_wait(seconds: float) -> str:
     return f"retry in {whole:,} s" if whole > 0 else "retry now"
 
 
-def clean_text(text: str, limit: int = DEFAULT_LIMITS.graph_error_message_chars) -> str:
+def clean_text(text: str, limit: int) -> str:
     """Untrusted text made safe to show: no control characters, no URL queries, no tokens.
 
     Cut to a few times the limit first, so no pattern ever runs over megabytes of it.
@@ -158,17 +165,17 @@ def _error_object(body: bytes) -> dict[str, Any] | None:
     return error if isinstance(error, dict) else None
 
 
-def _message_text(error: Mapping[str, Any]) -> str:
+def _message_text(error: Mapping[str, Any], limit: int) -> str:
     message = error.get("message")
     if isinstance(message, dict):  # old OData shape: {"lang": "en-US", "value": "..."}
         message = message.get("value")
-    return clean_text(message) if isinstance(message, str) else ""
+    return clean_text(message, limit) if isinstance(message, str) else ""
 
 
 class _ParsedError:
     """The facts we take from an error body: top code, innermost code, message, request id."""
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, limits: Limits) -> None:
         self.code: str | None = None
         self.inner_code: str | None = None
         self.message = ""
@@ -177,9 +184,9 @@ class _ParsedError:
         if error is None:
             return
         self.code = _identifier(error.get("code"))
-        self.message = _message_text(error)
+        self.message = _message_text(error, limits.graph_error_message_chars)
         level: Any = error
-        for _ in range(DEFAULT_LIMITS.graph_error_nesting_depth):
+        for _ in range(limits.graph_error_nesting_depth):
             level = _get_ci(level, "innererror")
             if not isinstance(level, dict):
                 break
@@ -192,20 +199,21 @@ class _ParsedError:
         return {c.lower() for c in (self.code, self.inner_code) if c}
 
 
-def bearer_challenge(headers: Mapping[str, str]) -> dict[str, str]:
+def bearer_challenge(headers: Mapping[str, str], *, limits: Limits) -> dict[str, str]:
     """Parameters of a ``WWW-Authenticate: Bearer ...`` header, keys lowercased."""
     value = header(headers, "www-authenticate") or ""
     params: dict[str, str] = {}
-    for key, raw in _CHALLENGE_PARAM_RE.findall(value[:_CHALLENGE_CHARS]):
+    chars = limits.challenge_header_chars
+    for key, raw in _challenge_param_re(chars).findall(value[:chars]):
         if raw.startswith('"'):
             raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
         params.setdefault(key.lower(), raw)
     return params
 
 
-def decode_claims(value: str | None) -> str | None:
+def decode_claims(value: str | None, *, limits: Limits) -> str | None:
     """The JSON text of a base64 claims challenge, or None when it is not one."""
-    if not value or len(value) > DEFAULT_LIMITS.claims_challenge_chars:
+    if not value or len(value) > limits.claims_challenge_chars:
         return None
     text = value.strip().replace("-", "+").replace("_", "/")
     text += "=" * (-len(text) % 4)
@@ -254,6 +262,7 @@ def graph_error_from_response(
     headers: Mapping[str, str],
     body: bytes,
     *,
+    limits: Limits,
     retry_after_seconds: float | None = None,
     now: datetime | None = None,
 ) -> GraphError:
@@ -262,13 +271,13 @@ def graph_error_from_response(
     429 and 503 give ``GraphThrottledError``. ``retry_after_seconds`` overrides the
     header (the client passes the backoff it would have used when there is none).
     """
-    parsed = _ParsedError(body)
+    parsed = _ParsedError(body, limits)
     rid = request_id(headers) or parsed.request_id
     wait = retry_after_seconds
     if wait is None:
-        wait = parse_retry_after(header(headers, "retry-after"), now=now)
+        wait = parse_retry_after(header(headers, "retry-after"), limits=limits, now=now)
     codes = parsed.codes()
-    hint = _hint(status, codes, wait, bearer_challenge(headers))
+    hint = _hint(status, codes, wait, bearer_challenge(headers, limits=limits))
     try:
         phrase = HTTPStatus(status).phrase
     except ValueError:
@@ -297,7 +306,7 @@ def graph_error_from_response(
 
 
 def connection_error(
-    exc: Exception, *, peer: str = "Microsoft Graph", proxy: str | None = None
+    exc: Exception, *, limits: Limits, peer: str = "Microsoft Graph", proxy: str | None = None
 ) -> GraphError:
     """A failed exchange (refused, dropped, timed out) without the library's own text.
 
@@ -311,7 +320,7 @@ def connection_error(
     if (
         proxy is not None
         and isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
-        and certificate_problem(exc) is None
+        and certificate_problem(exc, reason_chars=limits.tls_reason_chars) is None
     ):
         return GraphError(
             f"{peer}: could not connect through {the_proxy}",
@@ -329,7 +338,7 @@ def connection_error(
             retry_safe=True,
             hint="retry later; check the network if it keeps happening",
         )
-    problem = certificate_problem(exc)
+    problem = certificate_problem(exc, reason_chars=limits.tls_reason_chars)
     if problem is not None:
         return GraphError(
             f"{peer}: its TLS certificate was not accepted: {problem}",

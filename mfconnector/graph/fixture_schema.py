@@ -18,18 +18,17 @@ from functools import cache
 from typing import Any
 
 from mfconnector.graph.fixture_words import show_value, type_name
-from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.strict_schema import strict_validator
 
 __all__ = [
     "FIXTURE_SCHEMA",
     "Problem",
     "entry_problems",
+    "fixture_schema",
     "top_problems",
 ]
 
-_DELAY_MAX_MS = DEFAULT_LIMITS.fixture_delay_max_ms
-_REPEAT_MAX_BYTES = DEFAULT_LIMITS.fixture_repeat_bytes
 
 _STRING_MAP = {
     "type": "object",
@@ -38,113 +37,122 @@ _STRING_MAP = {
     "additionalProperties": {"type": "string", "x-must": "a string"},
 }
 
-FIXTURE_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "mfconnector fixture file",
-    "type": "object",
-    "x-must": "an object",
-    "properties": {
-        "graphRoot": {"type": "string", "x-must": "a string URL"},
-        "responses": {
-            "type": "array",
-            "x-must": "an array",
-            "items": {"$ref": "#/$defs/entry"},
-        },
-    },
-    "required": ["responses"],
-    "additionalProperties": False,
-    "$defs": {
-        "entry": {
-            "type": "object",
-            "x-must": "an object",
-            "properties": {
-                "request": {"$ref": "#/$defs/request"},
-                "response": {"$ref": "#/$defs/response"},
+
+def fixture_schema(limits: Limits) -> dict[str, Any]:
+    """The fixture file format under ``limits`` (its delay and repeated-body bounds)."""
+    delay_max_ms = limits.fixture_delay_max_ms
+    repeat_max_bytes = limits.fixture_repeat_bytes
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "mfconnector fixture file",
+        "type": "object",
+        "x-must": "an object",
+        "properties": {
+            "graphRoot": {"type": "string", "x-must": "a string URL"},
+            "responses": {
+                "type": "array",
+                "x-must": "an array",
+                "items": {"$ref": "#/$defs/entry"},
             },
-            "required": ["request", "response"],
-            "additionalProperties": False,
         },
-        "request": {
-            "type": "object",
-            "x-must": "an object",
-            "properties": {
-                "method": {"const": "GET", "x-must": '"GET" (the server is read-only)'},
-                "path": {
-                    "type": "string",
-                    "x-must": "a string",
-                    "allOf": [
-                        {"pattern": "^/", "x-problem": 'must start with "/"'},
-                        {
-                            "pattern": r"^[^?]*$",
-                            "x-problem": "must not hold a query; use request.query",
-                        },
-                    ],
+        "required": ["responses"],
+        "additionalProperties": False,
+        "$defs": {
+            "entry": {
+                "type": "object",
+                "x-must": "an object",
+                "properties": {
+                    "request": {"$ref": "#/$defs/request"},
+                    "response": {"$ref": "#/$defs/response"},
                 },
-                "url": {"type": "string", "x-must": "a string"},
-                "query": _STRING_MAP,
+                "required": ["request", "response"],
+                "additionalProperties": False,
             },
-            "required": ["method"],
-            "additionalProperties": False,
-            "oneOf": [{"required": ["path"]}, {"required": ["url"]}],
-            "x-oneOf": 'request needs exactly one of "path" or "url"',
-        },
-        "response": {
-            "type": "object",
-            "x-must": "an object",
-            "properties": {
-                "status": {
-                    "type": "integer",
-                    "minimum": 100,
-                    "maximum": 599,
-                    "x-must": "an integer 100-599",
-                },
-                "headers": {
-                    **_STRING_MAP,
-                    "propertyNames": {
-                        "pattern": r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$",
-                        "x-problem": "has an invalid header name",
-                    },
-                    "additionalProperties": {
+            "request": {
+                "type": "object",
+                "x-must": "an object",
+                "properties": {
+                    "method": {"const": "GET", "x-must": '"GET" (the server is read-only)'},
+                    "path": {
                         "type": "string",
-                        "pattern": r"^[\t\x20-\x7e]*$",
                         "x-must": "a string",
-                        "x-problem": "must be printable ASCII (no line breaks)",
-                        "x-show-value": False,
+                        "allOf": [
+                            {"pattern": "^/", "x-problem": 'must start with "/"'},
+                            {
+                                "pattern": r"^[^?]*$",
+                                "x-problem": "must not hold a query; use request.query",
+                            },
+                        ],
                     },
+                    "url": {"type": "string", "x-must": "a string"},
+                    "query": _STRING_MAP,
                 },
-                "delayMs": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "maximum": _DELAY_MAX_MS,
-                    "x-must": f"an integer 0-{_DELAY_MAX_MS:,}",
-                },
-                "json": {},
-                "text": {"type": "string", "x-must": "a string"},
-                "base64": {"type": "string", "x-must": "a string"},
-                "repeat": {
-                    "type": "object",
-                    "x-must": "an object",
-                    "properties": {
-                        "text": {
-                            "type": "string",
-                            "minLength": 1,
-                            "x-must": "a non-empty UTF-8 string",
-                        },
-                        "bytes": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "maximum": _REPEAT_MAX_BYTES,
-                            "x-must": f"an integer 0-{_REPEAT_MAX_BYTES:,}",
-                        },
-                    },
-                    "required": ["text", "bytes"],
-                    "additionalProperties": False,
-                },
+                "required": ["method"],
+                "additionalProperties": False,
+                "oneOf": [{"required": ["path"]}, {"required": ["url"]}],
+                "x-oneOf": 'request needs exactly one of "path" or "url"',
             },
-            "additionalProperties": False,
+            "response": {
+                "type": "object",
+                "x-must": "an object",
+                "properties": {
+                    "status": {
+                        "type": "integer",
+                        "minimum": 100,
+                        "maximum": 599,
+                        "x-must": "an integer 100-599",
+                    },
+                    "headers": {
+                        **_STRING_MAP,
+                        "propertyNames": {
+                            "pattern": r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$",
+                            "x-problem": "has an invalid header name",
+                        },
+                        "additionalProperties": {
+                            "type": "string",
+                            "pattern": r"^[\t\x20-\x7e]*$",
+                            "x-must": "a string",
+                            "x-problem": "must be printable ASCII (no line breaks)",
+                            "x-show-value": False,
+                        },
+                    },
+                    "delayMs": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": delay_max_ms,
+                        "x-must": f"an integer 0-{delay_max_ms:,}",
+                    },
+                    "json": {},
+                    "text": {"type": "string", "x-must": "a string"},
+                    "base64": {"type": "string", "x-must": "a string"},
+                    "repeat": {
+                        "type": "object",
+                        "x-must": "an object",
+                        "properties": {
+                            "text": {
+                                "type": "string",
+                                "minLength": 1,
+                                "x-must": "a non-empty UTF-8 string",
+                            },
+                            "bytes": {
+                                "type": "integer",
+                                "minimum": 0,
+                                "maximum": repeat_max_bytes,
+                                "x-must": f"an integer 0-{repeat_max_bytes:,}",
+                            },
+                        },
+                        "required": ["text", "bytes"],
+                        "additionalProperties": False,
+                    },
+                },
+                "additionalProperties": False,
+            },
         },
-    },
-}
+    }
+
+
+FIXTURE_SCHEMA: dict[str, Any] = fixture_schema(DEFAULT_LIMITS)
+"""The format as published (the default limits): what a fixture file's author writes to."""
 """The fixture file format (docs/FIXTURES.md). ``x-must`` / ``x-problem`` word the errors."""
 
 _MAP_KEYS = frozenset({"query", "headers"})
@@ -178,9 +186,9 @@ class Problem:
 
 
 @cache
-def _validator(part: str) -> Any:
+def _validator(part: str, limits: Limits) -> Any:
     # A status or a byte count must be a whole number: the strict validator says 200.0 is not.
-    schema = copy.deepcopy(FIXTURE_SCHEMA)
+    schema = copy.deepcopy(fixture_schema(limits))  # _STRING_MAP is shared
     if part == "top":
         del schema["properties"]["responses"]["items"]  # entries are checked one by one
         return strict_validator(schema)
@@ -241,17 +249,17 @@ def _first(problems: list[Any]) -> Problem | None:
     return _problem(error)
 
 
-def top_problems(document: Any) -> Problem | None:
+def top_problems(document: Any, limits: Limits) -> Problem | None:
     """The first problem of the document's own structure (entries are checked apart)."""
-    return _first(list(_validator("top").iter_errors(document)))
+    return _first(list(_validator("top", limits).iter_errors(document)))
 
 
-def entry_problems(entry: Any) -> tuple[Problem | None, Problem | None]:
+def entry_problems(entry: Any, limits: Limits) -> tuple[Problem | None, Problem | None]:
     """The first problem of an entry outside its response, and the first inside it.
 
     Told apart so that a response problem can be labelled with the request it answers.
     """
-    errors = list(_validator("entry").iter_errors(entry))
+    errors = list(_validator("entry", limits).iter_errors(entry))
     outside = [e for e in errors if list(e.absolute_path)[:1] != ["response"]]
     inside = [e for e in errors if list(e.absolute_path)[:1] == ["response"]]
     return _first(outside), _first(inside)

@@ -25,7 +25,7 @@ from mfconnector.graph.fixtures import (
     decode_query,
 )
 from mfconnector.graph.urls import is_graph_url
-from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["FixtureTransport"]
 
@@ -37,7 +37,8 @@ class _BodyStream(httpx.AsyncByteStream):
     (a capped download) leaves nothing half-run behind for the garbage collector.
     """
 
-    def __init__(self, body: bytes | RepeatBody) -> None:
+    def __init__(self, body: bytes | RepeatBody, chunk_bytes: int) -> None:
+        self._chunk = chunk_bytes
         if isinstance(body, bytes):
             self._unit = body
             self._total = len(body)
@@ -47,7 +48,7 @@ class _BodyStream(httpx.AsyncByteStream):
             self._total = body.total_bytes
             # One window of the cycle that any chunk can be sliced from: bounded by the
             # pattern size plus one chunk, however large total_bytes is.
-            self._window = self._unit * (2 + DEFAULT_LIMITS.fixture_chunk_bytes // len(self._unit))
+            self._window = self._unit * (2 + chunk_bytes // len(self._unit))
         self._cyclic = not isinstance(body, bytes)
         self._sent = 0
 
@@ -58,7 +59,7 @@ class _BodyStream(httpx.AsyncByteStream):
         await trio.lowlevel.checkpoint()
         if self._sent >= self._total:
             raise StopAsyncIteration
-        size = min(DEFAULT_LIMITS.fixture_chunk_bytes, self._total - self._sent)
+        size = min(self._chunk, self._total - self._sent)
         start = self._sent % len(self._unit) if self._cyclic else self._sent
         self._sent += size
         return self._window[start : start + size]
@@ -70,8 +71,9 @@ class _BodyStream(httpx.AsyncByteStream):
 class FixtureTransport(httpx.AsyncBaseTransport):
     """An httpx transport answering from a :class:`FixtureSet` instead of the network."""
 
-    def __init__(self, fixture_set: FixtureSet) -> None:
+    def __init__(self, fixture_set: FixtureSet, *, limits: Limits = DEFAULT_LIMITS) -> None:
         self.fixture_set = fixture_set
+        self._chunk_bytes = limits.fixture_chunk_bytes
         self._counter = itertools.count(1)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -108,7 +110,10 @@ class FixtureTransport(httpx.AsyncBaseTransport):
         if "request-id" not in names:
             headers.append(("request-id", request_id))
         return httpx.Response(
-            answer.status, headers=headers, stream=_BodyStream(answer.body), request=request
+            answer.status,
+            headers=headers,
+            stream=_BodyStream(answer.body, self._chunk_bytes),
+            request=request,
         )
 
 
@@ -157,4 +162,6 @@ def _error_response(
         ("Content-Length", str(len(body))),
         ("request-id", request_id),
     ]
-    return httpx.Response(status, headers=headers, stream=_BodyStream(body), request=request)
+    # A few hundred bytes of our own: one chunk.
+    stream = _BodyStream(body, max(1, len(body)))
+    return httpx.Response(status, headers=headers, stream=stream, request=request)

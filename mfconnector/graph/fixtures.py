@@ -230,26 +230,28 @@ def load_fixtures(path: Path | str, *, limits: Limits = DEFAULT_LIMITS) -> Fixtu
         ) from None
     if len(data) > limit:
         raise FixtureError(f"{source}: fixture file is larger than the {limit:,}-byte limit")
-    return parse_fixtures(data, source=source)
+    return parse_fixtures(data, source=source, limits=limits)
 
 
-def parse_fixtures(data: bytes, *, source: str = "<fixtures>") -> FixtureSet:
+def parse_fixtures(
+    data: bytes, *, source: str = "<fixtures>", limits: Limits = DEFAULT_LIMITS
+) -> FixtureSet:
     """Check fixture bytes already in memory (the caller bounds their size)."""
-    return _Loader(source).load(data)
+    return _Loader(source, limits).load(data)
 
 
-FIXTURE_JSON = Strictness(
-    integer_digits=DEFAULT_LIMITS.fixture_integer_digits, repeated_keys="flag"
-)
-"""A number nothing could carry is refused at once; an object that repeats a key is
-flagged, so the checks below can say where it is."""
+def _fixture_json(limits: Limits) -> Strictness:
+    """A number nothing could carry is refused at once; an object that repeats a key is
+    flagged, so the checks below can say where it is."""
+    return Strictness(integer_digits=limits.fixture_integer_digits, repeated_keys="flag")
 
 
 class _Loader:
     """Checks a parsed fixture document entry by entry; every problem is one FixtureError."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, limits: Limits) -> None:
         self.source = source
+        self.limits = limits
         self.graph_root = DEFAULT_GRAPH_ROOT
 
     def fail(self, where: str, problem: str) -> NoReturn:
@@ -263,13 +265,13 @@ class _Loader:
             self.fail("", f"fixture file is not UTF-8 (invalid byte at offset {err.start:,})")
         text = text.removeprefix("\ufeff")
         try:
-            doc = parse_strict(text, FIXTURE_JSON).value
+            doc = parse_strict(text, _fixture_json(self.limits)).value
         except StrictJsonError as err:
             if err.kind == "syntax":
                 self.fail("", f"malformed JSON at line {err.line} column {err.column}: {err}")
             self.fail("", f"malformed JSON: {err}")
         self.check_duplicate_keys("", doc, ())
-        problem = top_problems(doc)
+        problem = top_problems(doc, self.limits)
         if problem is not None:
             self.fail_top(problem)
         if "graphRoot" in doc:
@@ -332,7 +334,7 @@ class _Loader:
         self.check_duplicate_keys(where, raw, ("request", "response"))
         if isinstance(raw, dict):
             self.check_duplicate_keys(f"{where} request", raw.get("request"), ("query",))
-        outside, inside = entry_problems(raw)
+        outside, inside = entry_problems(raw, self.limits)
         if outside is not None:
             self.fail_entry(where, outside)
         assert isinstance(raw, dict)
@@ -477,9 +479,9 @@ class _Loader:
         stack: list[tuple[object, str, int]] = [(body, "response.json", 0)]
         while stack:
             node, where, depth = stack.pop()
-            if depth > DEFAULT_LIMITS.fixture_json_depth:
+            if depth > self.limits.fixture_json_depth:
                 self.fail(
-                    label, f"{where}: nested deeper than {DEFAULT_LIMITS.fixture_json_depth} levels"
+                    label, f"{where}: nested deeper than {self.limits.fixture_json_depth} levels"
                 )
             if isinstance(node, str):
                 if _SURROGATE.search(node):

@@ -44,7 +44,7 @@ class RetryBudget:
     async def pause(self, answer: Answer) -> None:
         """Sleep before the next attempt, or raise the mapped error when over budget."""
         limits = self._limits
-        wait = parse_retry_after(header(answer.headers, "retry-after"))
+        wait = parse_retry_after(header(answer.headers, "retry-after"), limits=limits)
         if wait is None:
             wait = float(2**self._retries)
         over = (
@@ -55,7 +55,7 @@ class RetryBudget:
         )
         if over:
             raise graph_error_from_response(
-                answer.status, answer.headers, answer.body, retry_after_seconds=wait
+                answer.status, answer.headers, answer.body, limits=limits, retry_after_seconds=wait
             )
         self._retries += 1
         self._waited += wait

@@ -25,6 +25,7 @@ import trio
 from mfconnector.errors import DocumentError, document_too_large
 from mfconnector.graph.body import content_coding
 from mfconnector.graph.client import GraphClient
+from mfconnector.limits import Limits
 from mfconnector.net.capped_body import Inflater, raw_chunks
 
 __all__ = ["SpooledFile", "spooled_download"]
@@ -63,6 +64,7 @@ async def _write(
     response: httpx.Response,
     handle: trio.abc.AsyncResource,
     limit: int,
+    limits: Limits,
     on_bytes: OnBytes | None = None,
     digest: hashlib._Hash | None = None,
 ) -> int:
@@ -70,9 +72,9 @@ async def _write(
     if declared is not None and declared > limit:
         raise document_too_large(declared, limit)
     coding = content_coding(response.headers, response.status_code)
-    inflater = Inflater(coding) if coding else None
+    inflater = Inflater(coding, step_bytes=limits.graph_inflate_step_bytes) if coding else None
     written = 0
-    async with raw_chunks(response) as stream:
+    async with raw_chunks(response, limits=limits) as stream:
         async for raw in stream:
             try:
                 pieces = inflater.feed(raw, limit - written) if inflater else [raw]
@@ -109,7 +111,7 @@ async def spooled_download(
         async with trio.wrap_file(os.fdopen(descriptor, "wb")) as handle:
 
             async def read(response: httpx.Response) -> int:
-                return await _write(response, handle, limit, on_bytes, digest)
+                return await _write(response, handle, limit, graph.limits, on_bytes, digest)
 
             digest = hashlib.sha256()
             size = await graph.download_stream(path, read, range_bytes=limit + 1)

@@ -13,6 +13,7 @@ import contextvars
 
 from mfconnector.graph.errors import bearer_challenge, decode_claims, graph_error_from_response
 from mfconnector.graph.retry import Answer
+from mfconnector.limits import Limits
 
 __all__ = ["WAITING_FOR_TOKEN", "refresh_claims"]
 
@@ -22,16 +23,16 @@ WAITING_FOR_TOKEN: contextvars.ContextVar[bool] = contextvars.ContextVar(
 """Set while a call waits on the token provider (each trio task has its own copy)."""
 
 
-def refresh_claims(answer: Answer) -> tuple[bool, str | None]:
+def refresh_claims(answer: Answer, limits: Limits) -> tuple[bool, str | None]:
     """Whether a 401/403 is about the token (so one forced refresh may help), and claims."""
     if answer.status not in (401, 403):
         return False, None
-    challenge = bearer_challenge(answer.headers)
+    challenge = bearer_challenge(answer.headers, limits=limits)
     if challenge.get("error") == "insufficient_claims":
-        return True, decode_claims(challenge.get("claims"))
+        return True, decode_claims(challenge.get("claims"), limits=limits)
     if answer.status == 403:
         return False, None
     if challenge.get("error") == "invalid_token":
         return True, None
-    code = graph_error_from_response(answer.status, answer.headers, answer.body).code
+    code = graph_error_from_response(answer.status, answer.headers, answer.body, limits=limits).code
     return code is None or code.lower() == "invalidauthenticationtoken", None

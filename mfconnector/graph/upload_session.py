@@ -94,7 +94,7 @@ def _checked_upload_url(value: Any, root: str) -> str:
 
 async def _put(client: GraphClient, url: str, chunk: bytes, first: int, size: int) -> int:
     """One chunk to the pre-authenticated URL: no token, no cookies; the status it answered."""
-    limits = client._limits
+    limits = client.limits
     request = client._http.build_request(
         "PUT",
         url,
@@ -114,7 +114,7 @@ async def _put(client: GraphClient, url: str, chunk: bytes, first: int, size: in
                 response = await client._http.send(request, stream=True)
                 try:
                     status = response.status_code
-                    await read_capped(response, limits.graph_body_bytes)
+                    await read_capped(response, limits.graph_body_bytes, limits=limits)
                 finally:
                     with trio.move_on_after(limits.graph_close_seconds) as scope:
                         scope.shield = True

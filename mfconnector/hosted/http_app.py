@@ -298,7 +298,7 @@ class McpHttpApp:
             body = await self._read_body(headers, receive)
         if reading.cancelled_caught:
             raise HttpRefusal(408, f"the request body did not arrive within {seconds:g} s")
-        message = parse_line(body, self._limits.request_values)
+        message = parse_line(body, self._limits.request_values, self._limits.request_integer_digits)
         if message is None:
             raise HttpRefusal(400, "Invalid Request: the body is empty")
         if isinstance(message, Invalid):

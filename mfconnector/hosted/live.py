@@ -129,7 +129,7 @@ def authority_of(issuer: str) -> str:
     return f"https://{(parts.hostname or '').lower()}/{tenant}"
 
 
-def client_credential_of(env: Mapping[str, str]) -> str | dict[str, str]:
+def client_credential_of(env: Mapping[str, str], limits: Limits) -> str | dict[str, str]:
     """The app registration's one credential: the secret, or msal's certificate credential
     from the PEM file (checked now, so a file msal could not sign with is a usage error)."""
     from mfconnector.auth.config import AuthConfigError
@@ -156,6 +156,7 @@ def client_credential_of(env: Mapping[str, str]) -> str | dict[str, str]:
     try:
         return certificate_credential(
             Path(cert_path).expanduser().absolute(),
+            max_bytes=limits.cert_file_bytes,
             passphrase=passphrase or None,
             setting=CERT_PATH_ENV,
             passphrase_setting=CERT_PASSPHRASE_ENV,
@@ -191,7 +192,7 @@ def on_behalf_of(
             "registration, a confidential client that exchanges each user's token for a "
             f"Graph token {_MODE_DOC}"
         )
-    credential = client_credential_of(env)
+    credential = client_credential_of(env, limits)
     cloud = issuer_cloud(issuer, env)
     authority = authority_of(issuer)
     shared = None

@@ -156,7 +156,7 @@ class OnBehalfOf:
         from mfconnector.net.settings import NetworkSettings
 
         host = urlsplit(self._authority).hostname or self._authority
-        return network_problem(exc, host, self._network or NetworkSettings())
+        return network_problem(exc, host, self._network or NetworkSettings(), self._limits)
 
     def _remember(self, key: tuple[str, str], cached: _Cached) -> None:
         self._cache[key] = cached

@@ -27,7 +27,7 @@ import httpx
 import trio
 
 from mfconnector.jsoncost import values_over_limit
-from mfconnector.limits import DEFAULT_LIMITS
+from mfconnector.limits import Limits
 from mfconnector.strictjson import StrictJsonError, parse_strict
 
 __all__ = [
@@ -94,10 +94,12 @@ def _declared_length(headers: Mapping[str, str]) -> int | None:
 
 
 class Inflater:
-    """Bounded gzip/deflate decoding: each feed produces at most ``room + 1`` bytes."""
+    """Bounded gzip/deflate decoding: each feed produces at most ``room + 1`` bytes, in
+    pieces of at most ``step_bytes`` (the ``graph_inflate_step_bytes`` limit)."""
 
-    def __init__(self, coding: str) -> None:
+    def __init__(self, coding: str, *, step_bytes: int) -> None:
         self._coding = coding
+        self._step = step_bytes
         self._zlib: Any = None  # zlib's decompressobj type is not public
         self._pending = b""
 
@@ -116,7 +118,7 @@ class Inflater:
         return data
 
     def feed(self, data: bytes, room: int) -> list[bytes]:
-        """Decode ``data`` into pieces of at most 64 KiB, ``room + 1`` bytes in all.
+        """Decode ``data`` into pieces of at most ``step_bytes``, ``room + 1`` bytes in all.
 
         Stopping one byte past ``room`` is how the caller learns the cap was passed;
         whatever input is left then is never inflated.
@@ -128,7 +130,7 @@ class Inflater:
         pieces: list[bytes] = []
         produced = 0
         while True:
-            step = min(DEFAULT_LIMITS.graph_inflate_step_bytes, room + 1 - produced)
+            step = min(self._step, room + 1 - produced)
             if step <= 0:
                 return pieces
             piece = self._zlib.decompress(data, step)
@@ -147,7 +149,9 @@ class Inflater:
 
 
 @asynccontextmanager
-async def raw_chunks(response: httpx.Response) -> AsyncIterator[AsyncIterator[bytes]]:
+async def raw_chunks(
+    response: httpx.Response, *, limits: Limits
+) -> AsyncIterator[AsyncIterator[bytes]]:
     """``response.aiter_raw()``, left finished however the reading ends.
 
     httpx and httpcore stream through several layers of async generators, and closing
@@ -155,16 +159,17 @@ async def raw_chunks(response: httpx.Response) -> AsyncIterator[AsyncIterator[by
     about each half-read generator when it is garbage collected. So after stopping
     early we close the response (the connection goes away) and step the iterator until
     the read on the closed connection fails at the bottom and every layer finishes.
-    Only bytes already buffered can still arrive, so this is a few steps at most.
+    Only bytes already buffered can still arrive, so this is a few steps at most
+    (``graph_stream_finish_steps``, within ``graph_stream_finish_seconds``).
     """
     stream = response.aiter_raw()
     try:
         yield stream
     finally:
-        with trio.move_on_after(DEFAULT_LIMITS.graph_stream_finish_seconds) as scope:
+        with trio.move_on_after(limits.graph_stream_finish_seconds) as scope:
             scope.shield = True
             await response.aclose()
-            for _ in range(DEFAULT_LIMITS.graph_stream_finish_steps):
+            for _ in range(limits.graph_stream_finish_steps):
                 try:
                     await anext(stream)
                 except Exception:  # StopAsyncIteration, or the read on a closed connection
@@ -174,13 +179,18 @@ async def raw_chunks(response: httpx.Response) -> AsyncIterator[AsyncIterator[by
 class _CappedReader:
     """Reads one response's body into at most ``limit`` bytes (raw and decoded)."""
 
-    def __init__(self, response: httpx.Response, limit: int, *, inflate: bool = True) -> None:
+    def __init__(
+        self, response: httpx.Response, limit: int, *, limits: Limits, inflate: bool = True
+    ) -> None:
         self.response = response
         self.limit = limit
+        self._limits = limits
         self.raw_count = 0
         self.decoded_count = 0
         coding = content_coding(response.headers, response.status_code, inflate=inflate)
-        self._inflater = Inflater(coding) if coding else None
+        self._inflater = (
+            Inflater(coding, step_bytes=limits.graph_inflate_step_bytes) if coding else None
+        )
 
     @property
     def encoded(self) -> bool:
@@ -207,7 +217,7 @@ class _CappedReader:
         """
         chunks: list[bytes] = []
         held = 0
-        async with raw_chunks(self.response) as stream:
+        async with raw_chunks(self.response, limits=self._limits) as stream:
             async for raw in stream:
                 self.raw_count += len(raw)
                 for piece in self._decode(raw, self.limit - held + skip):
@@ -245,14 +255,17 @@ def _too_large(reader: _CappedReader, *, declared: int | None = None) -> BodyErr
     return BodyError("too_large", reader.response.status_code, detail=detail, limit=reader.limit)
 
 
-async def read_capped(response: httpx.Response, limit: int, *, inflate: bool = True) -> bytes:
+async def read_capped(
+    response: httpx.Response, limit: int, *, limits: Limits, inflate: bool = True
+) -> bytes:
     """The whole body of a streamed response; ``BodyError("too_large")`` past ``limit``.
 
     The declared Content-Length is checked first (refused before reading anything), then
     raw bytes are counted as they arrive, so a lying or absent Content-Length changes
-    nothing. Reading stops at the first chunk past the cap.
+    nothing. Reading stops at the first chunk past the cap. ``limits`` bounds the inflating
+    and the finishing of the stream (``limit`` is the caller's byte cap).
     """
-    reader = _CappedReader(response, limit, inflate=inflate)
+    reader = _CappedReader(response, limit, limits=limits, inflate=inflate)
     declared = reader.declared_length()
     if declared is not None and declared > limit:
         raise _too_large(reader, declared=declared)
@@ -266,14 +279,14 @@ async def read_capped(response: httpx.Response, limit: int, *, inflate: bool = T
 
 
 async def read_prefix(
-    response: httpx.Response, limit: int, skip: int = 0, *, inflate: bool = True
+    response: httpx.Response, limit: int, skip: int = 0, *, limits: Limits, inflate: bool = True
 ) -> tuple[bytes, bool]:
     """At most ``limit`` bytes of the body after its first ``skip``, and True when that was
     all of it.
 
     For downloads: a file larger than the cap is not an error, we just stop reading.
     """
-    reader = _CappedReader(response, limit, inflate=inflate)
+    reader = _CappedReader(response, limit, limits=limits, inflate=inflate)
     chunks, overflowed = await reader.read(skip)
     return b"".join(chunks), not overflowed
 

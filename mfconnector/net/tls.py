@@ -18,8 +18,6 @@ import functools
 import ssl
 from pathlib import Path
 
-from mfconnector.limits import DEFAULT_LIMITS
-
 __all__ = ["TLS_HINT", "certificate_problem", "verifying_context"]
 
 TLS_HINT = (
@@ -41,8 +39,9 @@ def verifying_context(ca_file: Path | None = None) -> ssl.SSLContext:
     return context
 
 
-def certificate_problem(exc: BaseException) -> str | None:
-    """The reason a certificate was refused, if that is what ``exc`` comes down to."""
+def certificate_problem(exc: BaseException, *, reason_chars: int) -> str | None:
+    """The reason a certificate was refused, if that is what ``exc`` comes down to, cut to
+    ``reason_chars`` (the ``tls_reason_chars`` limit of the caller's server)."""
     seen: set[int] = set()
     pending: list[BaseException] = [exc]
     while pending and len(seen) < _MAX_CHAIN:
@@ -53,7 +52,7 @@ def certificate_problem(exc: BaseException) -> str | None:
         if isinstance(current, ssl.SSLCertVerificationError):
             reason = current.verify_message or current.reason or "verification failed"
             text = "".join(ch if ch.isprintable() else " " for ch in str(reason))
-            return text[: DEFAULT_LIMITS.tls_reason_chars]
+            return text[:reason_chars]
         for linked in (current.__cause__, current.__context__, getattr(current, "reason", None)):
             if isinstance(linked, BaseException):
                 pending.append(linked)

@@ -69,7 +69,7 @@ async def mail_attachment(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
         raise ToolInputError("give `offset` or `part`, not both")
     found = await call.backend.attachment(message, attachment, 0)
     meta = found.attachment
-    skipped = Skipped()
+    skipped = Skipped(ctx.limits.skipped_paths_listed)
     result: dict[str, Any] = {
         "attachment": full_attachment(meta, Bounds(ctx.limits, skipped), "attachment")
     }

@@ -163,13 +163,16 @@ def items_result(
 ) -> Encoded:
     """A page of items, compact (a table; a value every row shares stated once) or full,
     stopped at ``result_bytes`` (at least one item), with its cursor."""
-    skipped = Skipped()
+    skipped = Skipped(ctx.limits.skipped_paths_listed)
     bounds = Bounds(ctx.limits, skipped)
     head = call.head(echo if listing.context_known else {})
     columns = list(COLUMNS)
     common: dict[str, Any] = {}
     if not full:
-        rows = [item_row(i, Bounds(ctx.limits, Skipped()), "") for i in page.items]
+        rows = [
+            item_row(i, Bounds(ctx.limits, Skipped(ctx.limits.skipped_paths_listed)), "")
+            for i in page.items
+        ]
         for name in SHARED:
             shared = [r.get(name) for r in rows]
             if all(v is None for v in shared):
@@ -244,7 +247,7 @@ async def files_read(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     call = await files_call(ctx, arguments)
     where = _location(call, arguments)
     item = await call.backend.item(call.drive, where)
-    skipped = Skipped()
+    skipped = Skipped(ctx.limits.skipped_paths_listed)
     result: dict[str, Any] = {"item": full_item(item, Bounds(ctx.limits, skipped), "item")}
     if call.drive.other:
         result["drive"] = call.drive.label

@@ -106,7 +106,7 @@ def message_result(
 ) -> Encoded:
     """``mail_list`` / ``mail_search`` results: a compact table, or full messages."""
     limits = listing.ctx.limits
-    skipped = Skipped()
+    skipped = Skipped(limits.skipped_paths_listed)
     bounds = Bounds(limits, skipped)
     zone = call.zone
     head: dict[str, Any] = dict(echo) if listing.context_known else {}
@@ -163,7 +163,7 @@ def folder_result(
     full: bool,
 ) -> Encoded:
     """``mail_folders``: compact (a table; a value every row shares stated once) or full."""
-    skipped = Skipped()
+    skipped = Skipped(listing.ctx.limits.skipped_paths_listed)
     bounds = Bounds(listing.ctx.limits, skipped)
     head: dict[str, Any] = dict(echo) if listing.context_known else {}
     call.labelled(head)
@@ -173,7 +173,12 @@ def folder_result(
         )
         head["folders"] = values
         return _finish(head, "folders", texts, skipped)
-    rows = [folder_row(f, Bounds(listing.ctx.limits, Skipped()), "") for f in page.items]
+    rows = [
+        folder_row(
+            f, Bounds(listing.ctx.limits, Skipped(listing.ctx.limits.skipped_paths_listed)), ""
+        )
+        for f in page.items
+    ]
     columns = list(FOLDER_COLUMNS)
     common: dict[str, Any] = {}
     for name in FOLDER_SHARED:
@@ -210,7 +215,7 @@ def item_result(
     shape: Callable[[T, Bounds, str], Any],
 ) -> Encoded:
     """A plain list of items (a message's attachments), each shaped in full."""
-    skipped = Skipped()
+    skipped = Skipped(listing.ctx.limits.skipped_paths_listed)
     bounds = Bounds(listing.ctx.limits, skipped)
     head: dict[str, Any] = dict(echo) if listing.context_known else {}
     call.labelled(head)

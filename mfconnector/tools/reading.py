@@ -54,7 +54,7 @@ def shape_message(
     with_omitted: bool = True,
 ) -> tuple[dict[str, Any], Skipped]:
     """The ``message`` (and ``attachments``) of a read, and what it left out."""
-    skipped = Skipped()
+    skipped = Skipped(limits.skipped_paths_listed)
     bounds = Bounds(limits, skipped)
     body = message.body
     body_key = "unique_body" if body is not None and body.unique else "body"

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mfconnector.auth.config import AuthConfig
 from mfconnector.auth.pem import certificate_credential, client_credential
 from mfconnector.errors import AuthError
+from mfconnector.limits import DEFAULT_LIMITS
 from tests.support.app_certs import self_signed
 
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
@@ -151,6 +152,7 @@ def test_a_passphrase_opens_an_encrypted_key_only_when_it_is_the_right_one(
     open_it = functools.partial(
         certificate_credential,
         path,
+        max_bytes=DEFAULT_LIMITS.cert_file_bytes,
         passphrase=given,
         setting="MFC_CLIENT_CERT_PATH",
         passphrase_setting="MFC_CLIENT_CERT_PASSPHRASE",

@@ -22,6 +22,7 @@ from mfconnector.auth.google import (
 )
 from mfconnector.errors import AuthError
 from mfconnector.gmail.scopes import MODIFY, READONLY, scopes_for
+from mfconnector.limits import DEFAULT_LIMITS
 from tests.support.google_oauth_fake import FakeGoogle
 
 
@@ -139,9 +140,26 @@ def test_the_gmail_token_is_its_own_item_in_the_encrypted_store(
 
     monkeypatch.setattr(msal_extensions, "KeychainPersistence", Recorder)
     monkeypatch.setattr(msal_extensions, "LibsecretPersistence", Recorder)
-    open_persistence(tmp_path / "a", allow_plaintext=False, platform="darwin", item="gmail_token")
-    open_persistence(tmp_path / "b", allow_plaintext=False, platform="linux", item="gmail_token")
-    open_persistence(tmp_path / "c", allow_plaintext=False, platform="linux")
+    open_persistence(
+        tmp_path / "a",
+        allow_plaintext=False,
+        max_bytes=DEFAULT_LIMITS.token_cache_bytes,
+        platform="darwin",
+        item="gmail_token",
+    )
+    open_persistence(
+        tmp_path / "b",
+        allow_plaintext=False,
+        max_bytes=DEFAULT_LIMITS.token_cache_bytes,
+        platform="linux",
+        item="gmail_token",
+    )
+    open_persistence(
+        tmp_path / "c",
+        allow_plaintext=False,
+        max_bytes=DEFAULT_LIMITS.token_cache_bytes,
+        platform="linux",
+    )
     assert calls[0]["account_name"] == "gmail_token"
     assert calls[1]["schema_name"] == "mfconnector.gmail_token"
     assert calls[1]["attributes"] != calls[2]["attributes"]  # never the Microsoft cache's item

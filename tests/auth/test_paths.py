@@ -21,6 +21,7 @@ from mfconnector.auth.persistence import (
     open_persistence,
 )
 from mfconnector.errors import AuthError
+from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.paths import default_cache_path, default_state_dir
 
 
@@ -126,7 +127,9 @@ def test_each_platform_gets_its_encrypted_store(
     description: str,
 ) -> None:
     path = tmp_path / "token_cache.json"
-    persistence = open_persistence(path, allow_plaintext=False, platform=platform)
+    persistence = open_persistence(
+        path, allow_plaintext=False, max_bytes=DEFAULT_LIMITS.token_cache_bytes, platform=platform
+    )
     assert isinstance(persistence, ExtensionPersistence)
     assert persistence.encrypted and persistence.description == description
     ((name, location, kwargs),) = recorded
@@ -144,11 +147,18 @@ def test_a_platform_without_a_store_needs_the_plaintext_opt_in(
     with pytest.raises(LookupError):
         build_encrypted_store(path, "freebsd14")
     with pytest.raises(AuthError) as caught:
-        open_persistence(path, allow_plaintext=False, platform="freebsd14")
+        open_persistence(
+            path,
+            allow_plaintext=False,
+            max_bytes=DEFAULT_LIMITS.token_cache_bytes,
+            platform="freebsd14",
+        )
     assert caught.value.code == "cache_encryption_unavailable"
     assert "no encrypted store on freebsd14" in caught.value.message
     assert "--allow-plaintext-cache" in (caught.value.hint or "")
-    plain = open_persistence(path, allow_plaintext=True, platform="freebsd14")
+    plain = open_persistence(
+        path, allow_plaintext=True, max_bytes=DEFAULT_LIMITS.token_cache_bytes, platform="freebsd14"
+    )
     assert isinstance(plain, PlaintextFilePersistence) and not plain.encrypted
     assert recorded == []
 
@@ -164,21 +174,21 @@ def test_linux_without_a_keyring_library_is_named(
 
     monkeypatch.setattr(msal_extensions, "LibsecretPersistence", no_gi)
     with pytest.raises(AuthError) as caught:
-        open_persistence(tmp_path / "c.json", allow_plaintext=False)
+        open_persistence(
+            tmp_path / "c.json", allow_plaintext=False, max_bytes=DEFAULT_LIMITS.token_cache_bytes
+        )
     assert "PyGObject with libsecret" in caught.value.message
 
 
 @pytest.mark.parametrize("slack", [-1, 0, 1])
 def test_a_token_cache_is_read_up_to_its_size_limit(tmp_path: Path, slack: int) -> None:
-    from mfconnector.limits import DEFAULT_LIMITS
-
     path = tmp_path / "token_cache.json"
     size = DEFAULT_LIMITS.token_cache_bytes + slack
     data = '{"AccessToken": {}, "pad": "' + "x" * (size - 30) + '"}'
     assert len(data) == size
     path.write_text(data)
     path.chmod(0o600)
-    store = PlaintextFilePersistence(path)
+    store = PlaintextFilePersistence(path, max_bytes=DEFAULT_LIMITS.token_cache_bytes)
     if slack <= 0:
         assert store.read()[0] == data
     else:

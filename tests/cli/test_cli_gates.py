@@ -19,6 +19,7 @@ from mfconnector.auth.msal_provider import MsalTokenProvider
 from mfconnector.cli import build_parser
 from mfconnector.entry.account_builders import live_sign_in
 from mfconnector.entry.signin import sign_in_config
+from mfconnector.limits import DEFAULT_LIMITS
 from mfconnector.writes.gates import gates_from_args
 from tests.support.harness import request
 from tests.support.idp_fake import FakeIdP
@@ -177,7 +178,7 @@ def test_a_live_server_asks_for_read_permissions_and_login_for_the_gates(
     monkeypatch.setenv("MFC_CLIENT_ID", CLIENT_ID)
     monkeypatch.setenv("MFC_CACHE_PATH", str(tmp_path / "c.json"))
     args = build_parser().parse_args(["--enable-writes", "--enable-send"])
-    sign_in = live_sign_in(args, gates_from_args(args))
+    sign_in = live_sign_in(args, gates_from_args(args), DEFAULT_LIMITS)
     provider = sign_in.token_provider
     assert isinstance(provider, MsalTokenProvider)
     assert "Mail.Send" not in provider.config.scopes

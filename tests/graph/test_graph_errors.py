@@ -39,7 +39,7 @@ def load(name: str) -> dict[str, Any]:
 
 def error_for(status: int, body: Any, headers: dict[str, str] | None = None) -> GraphError:
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return graph_error_from_response(status, headers or {}, raw, now=NOW)
+    return graph_error_from_response(status, headers or {}, raw, limits=DEFAULT_LIMITS, now=NOW)
 
 
 # --- the samples -----------------------------------------------------------------------
@@ -105,9 +105,9 @@ def test_deepest_specific_inner_code_wins() -> None:
 
 def test_claims_challenge_sample_header() -> None:
     doc = load("http-401-claims-challenge.json")
-    challenge = bearer_challenge(doc["headers"])
+    challenge = bearer_challenge(doc["headers"], limits=DEFAULT_LIMITS)
     assert challenge["error"] == "insufficient_claims"
-    assert decode_claims(challenge["claims"]) == (
+    assert decode_claims(challenge["claims"], limits=DEFAULT_LIMITS) == (
         '{"access_token":{"acrs":{"essential":true,"value":"cp1"}}}'
     )
 
@@ -178,7 +178,9 @@ def test_throttle_without_retry_after(status: int) -> None:
 
 
 def test_retry_after_override() -> None:
-    error = graph_error_from_response(429, {"Retry-After": "9"}, b"", retry_after_seconds=4.0)
+    error = graph_error_from_response(
+        429, {"Retry-After": "9"}, b"", limits=DEFAULT_LIMITS, retry_after_seconds=4.0
+    )
     assert error.retry_after_seconds == 4.0 and "retry in 4 s" in str(error)
 
 
@@ -200,13 +202,13 @@ def test_retry_after_override() -> None:
     ],
 )
 def test_odd_bodies_give_a_status_only_error(body: bytes) -> None:
-    error = graph_error_from_response(502, {}, body)
+    error = graph_error_from_response(502, {}, body, limits=DEFAULT_LIMITS)
     assert error.code is None
     assert str(error) == "Microsoft Graph answered 502 Bad Gateway"
 
 
 def test_unknown_status_phrase() -> None:
-    assert str(graph_error_from_response(599, {}, b"")) == (
+    assert str(graph_error_from_response(599, {}, b"", limits=DEFAULT_LIMITS)) == (
         "Microsoft Graph answered 599 unexpected status"
     )
 
@@ -223,12 +225,14 @@ def test_request_id_from_inner_error_when_no_header() -> None:
 
 def test_httpx_headers_are_read_case_insensitively() -> None:
     headers = httpx.Headers({"Request-Id": "rid-7", "retry-after": "1.5"})
-    error = graph_error_from_response(429, headers, b"")
+    error = graph_error_from_response(429, headers, b"", limits=DEFAULT_LIMITS)
     assert (error.request_id, error.retry_after_seconds) == ("rid-7", 1.5)
 
 
 def test_plain_dict_headers_are_read_case_insensitively() -> None:
-    error = graph_error_from_response(429, {"REQUEST-ID": "rid-8", "Retry-After": "2"}, b"")
+    error = graph_error_from_response(
+        429, {"REQUEST-ID": "rid-8", "Retry-After": "2"}, b"", limits=DEFAULT_LIMITS
+    )
     assert (error.request_id, error.retry_after_seconds) == ("rid-8", 2.0)
 
 
@@ -237,11 +241,11 @@ def test_plain_dict_headers_are_read_case_insensitively() -> None:
 
 @pytest.mark.parametrize("length", [MESSAGE_CHARS - 1, MESSAGE_CHARS])
 def test_graph_message_up_to_the_cap_is_kept(length: int) -> None:
-    assert clean_text("a" * length) == "a" * length
+    assert clean_text("a" * length, MESSAGE_CHARS) == "a" * length
 
 
 def test_graph_message_past_the_cap_is_cut() -> None:
-    cut = clean_text("a" * (MESSAGE_CHARS + 1))
+    cut = clean_text("a" * (MESSAGE_CHARS + 1), MESSAGE_CHARS)
     assert len(cut) == MESSAGE_CHARS and cut.endswith("…")
 
 
@@ -273,7 +277,7 @@ def test_any_answer_maps_without_crashing(body: bytes, header_value: str, status
         "request-id": header_value,
         "WWW-Authenticate": header_value,
     }
-    error = graph_error_from_response(status, headers, body)
+    error = graph_error_from_response(status, headers, body, limits=DEFAULT_LIMITS)
     assert isinstance(error, GraphError)
     assert len(str(error)) < MESSAGE_CHARS + 300
     assert error.retry_after_seconds is None or error.retry_after_seconds >= 0
@@ -281,7 +285,7 @@ def test_any_answer_maps_without_crashing(body: bytes, header_value: str, status
 
 @given(st.text(max_size=3_000))
 def test_clean_text_is_bounded_and_single_line(text: str) -> None:
-    cleaned = clean_text(text)
+    cleaned = clean_text(text, MESSAGE_CHARS)
     assert len(cleaned) <= MESSAGE_CHARS
     assert not re.search(r"[\x00-\x1f\x7f\u2028\u2029]", cleaned)
     for url in re.findall(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]*", cleaned):
@@ -304,7 +308,7 @@ def test_clean_text_is_bounded_and_single_line(text: str) -> None:
 )
 def test_any_json_error_object_maps(error_object: dict[str, Any]) -> None:
     body = json.dumps({"error": error_object}).encode()
-    assert isinstance(graph_error_from_response(400, {}, body), GraphError)
+    assert isinstance(graph_error_from_response(400, {}, body, limits=DEFAULT_LIMITS), GraphError)
 
 
 # --- Retry-After -----------------------------------------------------------------------
@@ -334,7 +338,7 @@ def test_any_json_error_object_maps(error_object: dict[str, Any]) -> None:
     ],
 )
 def test_parse_retry_after(value: str | None, seconds: float | None) -> None:
-    assert parse_retry_after(value, now=NOW) == seconds
+    assert parse_retry_after(value, limits=DEFAULT_LIMITS, now=NOW) == seconds
 
 
 # --- challenges and claims -------------------------------------------------------------
@@ -354,12 +358,14 @@ def test_parse_retry_after(value: str | None, seconds: float | None) -> None:
     ],
 )
 def test_decode_claims(value: str | None, expected: str | None) -> None:
-    assert decode_claims(value) == expected
+    assert decode_claims(value, limits=DEFAULT_LIMITS) == expected
 
 
 def test_bearer_challenge_handles_escapes_and_no_header() -> None:
-    assert bearer_challenge({}) == {}
-    parsed = bearer_challenge({"www-authenticate": r'Bearer realm="a \"b\"", error=invalid_token'})
+    assert bearer_challenge({}, limits=DEFAULT_LIMITS) == {}
+    parsed = bearer_challenge(
+        {"www-authenticate": r'Bearer realm="a \"b\"", error=invalid_token'}, limits=DEFAULT_LIMITS
+    )
     assert parsed == {"realm": 'a "b"', "error": "invalid_token"}
 
 
@@ -384,7 +390,7 @@ def test_bearer_challenge_handles_escapes_and_no_header() -> None:
 def test_connection_errors_never_carry_library_text(
     exc: Exception, kind: type[GraphError], text: str
 ) -> None:
-    error = connection_error(exc)
+    error = connection_error(exc, limits=DEFAULT_LIMITS)
     assert type(error) is kind
     assert text in str(error)
     assert error.retry_safe
@@ -404,9 +410,11 @@ def claims_of_length(length: int) -> str:
 
 def test_claims_challenge_chars() -> None:
     limit = DEFAULT_LIMITS.claims_challenge_chars
-    assert decode_claims(claims_of_length(limit - 4)) is not None  # base64 comes in fours
-    assert decode_claims(claims_of_length(limit)) is not None
-    assert decode_claims(claims_of_length(limit) + "=") is None
+    assert (
+        decode_claims(claims_of_length(limit - 4), limits=DEFAULT_LIMITS) is not None
+    )  # base64 comes in fours
+    assert decode_claims(claims_of_length(limit), limits=DEFAULT_LIMITS) is not None
+    assert decode_claims(claims_of_length(limit) + "=", limits=DEFAULT_LIMITS) is None
 
 
 def test_challenge_header_chars() -> None:
@@ -416,7 +424,7 @@ def test_challenge_header_chars() -> None:
         value = "e" * (length - len(prefix) - 1)
         header = prefix + value + '"'
         assert len(header) == length
-        parsed = bearer_challenge({"www-authenticate": header}).get("error")
+        parsed = bearer_challenge({"www-authenticate": header}, limits=DEFAULT_LIMITS).get("error")
         assert (parsed == value) is whole, length  # past the limit, only a prefix is read
 
 

@@ -460,3 +460,18 @@ def test_dropped_users_sessions_end() -> None:
     assert sessions.end_all("alice") == 2
     assert all(sessions.get(session_id, "alice") is None for session_id in mine)
     assert sessions.get(theirs, "bob") is not None
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])
+async def test_request_integer_digits_at_l_minus_1_l_and_l_plus_1(make: Any, delta: int) -> None:
+    """The HTTP body is parsed with the server's ``request_integer_digits``, as stdio is."""
+    limit = 6
+    harness: Harness = make(dataclasses.replace(DEFAULT_LIMITS, request_integer_digits=limit))
+    number = "9" * (limit + delta)
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META, "n": 0}}
+    ).replace('"n": 0', f'"n": {number}')
+    status, _, answer = await harness.post("a1", "tools/list", chunks=[body.encode()])
+    assert status == (400 if delta > 0 else 200)
+    if delta > 0:
+        assert json.loads(answer)["error"]["message"].startswith("Invalid params")

@@ -90,7 +90,7 @@ def test_every_full_field_is_in_compact_or_named_as_left_out(
 ) -> None:
     """Through the functions the backend and the tools run: Graph -> model -> both views."""
     summaries = [summary_of(m, account_tag("graph", "default")) for m in messages]
-    bounds = Bounds(LIMITS, Skipped())
+    bounds = Bounds(LIMITS, Skipped(DEFAULT_LIMITS.skipped_paths_listed))
     full = {"messages": [full_summary(s, UTC_ZONE, bounds, "m") for s in summaries]}
     columns = table_columns(summaries, spans_folders=False)
     compact: dict[str, Any] = {
