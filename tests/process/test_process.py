@@ -274,8 +274,9 @@ async def test_nothing_but_protocol_reaches_stdout_even_from_stray_writes(stdio:
     code = (
         "import os, sys, runpy; sys.argv=['mfconnector'];"
         "import mfconnector.stdio as s; orig=s.claim_stdio\n"
-        "def claim():\n"
-        "    fds = orig(); print('stray print'); os.write(1, b'stray fd write\\n'); return fds\n"
+        "def claim(**settings):\n"
+        "    fds = orig(**settings); print('stray print'); os.write(1, b'stray fd write\\n')\n"
+        "    return fds\n"
         "s.claim_stdio = claim\n"
         "from mfconnector.cli import main; raise SystemExit(main([]))"
     )
