@@ -17,7 +17,6 @@ never repeated. Which settings each provider takes is ``PROVIDER_SETTINGS``; a b
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 
 from mfconnector.limits import Limits
 from mfconnector.mail.refs import PROVIDER_LETTERS, account_tag
+from mfconnector.net.hosts import is_loopback_host
 
 __all__ = [
     "GATE_KEYS",
@@ -106,7 +106,7 @@ def _root(where: str, value: Any) -> str:
     parts = urlsplit(text)
     if parts.scheme == "https" and parts.hostname:
         return text
-    if parts.scheme == "http" and parts.hostname and _loopback(parts.hostname):
+    if parts.scheme == "http" and parts.hostname and is_loopback_host(parts.hostname):
         return text
     raise AccountsFileError(f"{where} must be an https URL, or http to a loopback address")
 
@@ -272,20 +272,12 @@ def _account(number: int, table: Any, limits: Limits) -> AccountSpec:
     return AccountSpec(name, provider, settings, frozenset(gates))
 
 
-def _loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def _refuse_plain_off_loopback(where: str, settings: Mapping[str, Any]) -> None:
     """``security = "plain"`` sends a password in the clear: only to this machine."""
     for security, server in (("imap_security", "imap"), ("smtp_security", "smtp")):
         target = settings.get(server, settings.get("imap"))
-        if settings.get(security) == "plain" and not (target and _loopback(_host_of(target))):
+        on_loopback = bool(target) and is_loopback_host(_host_of(target))
+        if settings.get(security) == "plain" and not on_loopback:
             raise AccountsFileError(
                 f"{where}: {security} = 'plain' is allowed only to a loopback address"
             )

@@ -8,8 +8,9 @@ token is attached only to URLs this package builds under that root (``under_root
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import quote, urlsplit
+
+from mfconnector.net.hosts import is_loopback_host
 
 __all__ = [
     "API_PATH",
@@ -29,15 +30,6 @@ class ApiRootError(ValueError):
     """An API root the token must not be sent to; the message is in our words."""
 
 
-def _loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def checked_api_root(url: str) -> str:
     """``url`` without a final slash, or ``ApiRootError`` saying why it is refused."""
     text = url.strip()
@@ -51,7 +43,7 @@ def checked_api_root(url: str) -> str:
         raise ApiRootError(
             f"--gmail-api-root {text[:80]!r} must be an https:// URL (or http:// on loopback)"
         )
-    if parts.scheme == "http" and not _loopback(host):
+    if parts.scheme == "http" and not is_loopback_host(host):
         raise ApiRootError(
             f"--gmail-api-root {text[:80]!r}: plain http is allowed only to a loopback "
             "address (127.0.0.1, ::1, localhost); use https"

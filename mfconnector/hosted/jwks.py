@@ -23,8 +23,9 @@ import httpx
 import jwt
 import trio
 
-from mfconnector.hosted.resource import ResourceSettings, is_loopback_host
+from mfconnector.hosted.resource import ResourceSettings
 from mfconnector.limits import Limits
+from mfconnector.net.hosts import is_loopback_host
 
 __all__ = ["JwksCache", "KeySetError"]
 

@@ -13,10 +13,11 @@ specification, "Authorization".
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from mfconnector.net.hosts import is_loopback_host
 
 __all__ = [
     "METADATA_PREFIX",
@@ -36,18 +37,6 @@ TENANT_PLACEHOLDER = "{tenantid}"
 
 class SettingsError(ValueError):
     """A hosted-mode OAuth setting that cannot work; the message names the setting."""
-
-
-def is_loopback_host(host: str | None) -> bool:
-    """``localhost`` or a literal loopback address (127.0.0.0/8, ::1)."""
-    if not host:
-        return False
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _check_url(setting: str, url: str, *, allow_loopback_http: bool) -> str:

@@ -99,8 +99,9 @@ def parse_listen(value: str) -> tuple[str, int]:
 def serve_http(args: argparse.Namespace, limits: Limits = DEFAULT_LIMITS) -> int:
     """Check every setting, then serve until SIGTERM or SIGINT."""
     from mfconnector.hosted.live import LiveSettingsError
-    from mfconnector.hosted.resource import SettingsError, is_loopback_host
+    from mfconnector.hosted.resource import SettingsError
     from mfconnector.hosted.sealed_tokens import SealKeyError
+    from mfconnector.net.hosts import is_loopback_host
     from mfconnector.net.settings import NetworkSettingsError
     from mfconnector.writes.gates import GateConfigError, gates_from_args
     from mfconnector.writes.state_url import (

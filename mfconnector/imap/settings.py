@@ -6,25 +6,16 @@ password would cross the network in clear, so it is refused before connecting.
 
 from __future__ import annotations
 
-import ipaddress
 import ssl
 from dataclasses import dataclass, field
 from typing import Literal
 
 from mfconnector.imap.errors import MailSettingsError
+from mfconnector.net.hosts import is_loopback_host
 
-__all__ = ["Security", "ServerSettings", "is_loopback"]
+__all__ = ["Security", "ServerSettings"]
 
 Security = Literal["tls", "starttls", "plain"]
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -41,7 +32,7 @@ class ServerSettings:
     def __post_init__(self) -> None:
         if self.security not in ("tls", "starttls", "plain"):
             raise MailSettingsError(f"unknown security {self.security!r}: tls, starttls or plain")
-        if self.security == "plain" and not is_loopback(self.host):
+        if self.security == "plain" and not is_loopback_host(self.host):
             raise MailSettingsError(
                 f"security 'plain' sends the password in clear: allowed only to a loopback "
                 f"address, not {self.host!r} (use tls or starttls)"
