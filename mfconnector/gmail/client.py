@@ -31,7 +31,6 @@ from typing import Any
 import httpx
 import trio
 
-from mfconnector import __version__
 from mfconnector.auth import TokenProvider
 from mfconnector.errors import AuthError
 from mfconnector.gmail.api_root import DEFAULT_GMAIL_API_ROOT, api_url, under_root
@@ -44,9 +43,9 @@ from mfconnector.gmail.errors import (
 )
 from mfconnector.limits import DEFAULT_LIMITS, Limits
 from mfconnector.mail.failures import ActionFailure, Ambiguous, Throttled
+from mfconnector.net.api_client import api_http_client
 from mfconnector.net.capped_body import BodyError, parse_json_body, read_capped, read_prefix
 from mfconnector.net.graph_transport import graph_transport
-from mfconnector.net.no_cookies import NoCookies
 from mfconnector.net.settings import NetworkSettings
 
 __all__ = ["CallCounter", "GmailClient", "retry_wait"]
@@ -99,23 +98,7 @@ class GmailClient:
         self.counter = CallCounter()
         if transport is None:
             transport = graph_transport(network or NetworkSettings())
-        self._http = httpx.AsyncClient(
-            transport=transport,
-            follow_redirects=False,
-            trust_env=False,
-            cookies=NoCookies(),  # never holds a cookie: nothing is ever sent back
-            timeout=httpx.Timeout(
-                connect=limits.graph_connect_timeout_seconds,
-                read=limits.graph_read_timeout_seconds,
-                write=limits.graph_read_timeout_seconds,
-                pool=limits.graph_connect_timeout_seconds,
-            ),
-            headers={
-                "Accept": "application/json",
-                "Accept-Encoding": "identity",
-                "User-Agent": f"mfconnector/{__version__}",
-            },
-        )
+        self._http = api_http_client(transport, limits)
 
     @property
     def root(self) -> str:

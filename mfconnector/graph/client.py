@@ -43,7 +43,6 @@ from urllib.parse import urlsplit
 import httpx
 import trio
 
-from mfconnector import __version__
 from mfconnector.auth import TokenProvider
 from mfconnector.errors import AuthError, GraphError, GraphTimeoutError, ToolInputError
 from mfconnector.graph.body import (
@@ -69,8 +68,8 @@ from mfconnector.graph.token_refresh import WAITING_FOR_TOKEN, refresh_claims
 from mfconnector.graph.url_policy import Location, checked_graph_url, checked_redirect
 from mfconnector.graph.urls import DEFAULT_GRAPH_ROOT, build_url
 from mfconnector.limits import DEFAULT_LIMITS, Limits
+from mfconnector.net.api_client import api_http_client
 from mfconnector.net.graph_transport import graph_transport
-from mfconnector.net.no_cookies import NoCookies
 from mfconnector.net.settings import NetworkSettings, ProxySetting
 
 __all__ = ["Download", "GraphClient", "GraphResponse"]
@@ -124,23 +123,7 @@ class GraphClient:
             network = network or NetworkSettings()
             transport = graph_transport(network)
             self._proxy = network.proxy
-        self._http = httpx.AsyncClient(
-            transport=transport,
-            follow_redirects=False,
-            trust_env=False,
-            cookies=NoCookies(),  # never holds a cookie: nothing is ever sent back
-            timeout=httpx.Timeout(
-                connect=limits.graph_connect_timeout_seconds,
-                read=limits.graph_read_timeout_seconds,
-                write=limits.graph_read_timeout_seconds,
-                pool=limits.graph_connect_timeout_seconds,
-            ),
-            headers={
-                "Accept": "application/json",
-                "Accept-Encoding": "identity",
-                "User-Agent": f"mfconnector/{__version__}",
-            },
-        )
+        self._http = api_http_client(transport, limits)
 
     @property
     def limits(self) -> Limits:
