@@ -34,6 +34,7 @@ from mfconnector.imap.connection import ImapConnection
 from mfconnector.imap.encode import Piece
 from mfconnector.imap.errors import ImapCommandError, ImapConnectionError, ImapError
 from mfconnector.imap.folders import find_folder, folders_from_entries
+from mfconnector.imap.pages import offset_page
 from mfconnector.imap.pool import ImapPool
 from mfconnector.imap.refs import (
     MessageAddress,
@@ -214,16 +215,7 @@ class ImapMailBackend:
 
         every = await self.run("listing the folders", operation)
         wanted = [f for f in every if f.parent == (parent.ref if parent else None)]
-        offset = int((page.position or {}).get("offset", 0)) + page.skip
-        items = wanted[offset : offset + page.limit]
-        more = len(wanted) > offset + page.limit
-        return Page(
-            items=items,
-            here=page.position or {"offset": 0},
-            next={"offset": offset + page.limit} if more else None,
-            more_pages=more,
-            total=len(wanted),
-        )
+        return offset_page(wanted, page)
 
     async def resolve_folder(self, value: str, argument: str) -> Folder:
         async def operation(connection: ImapConnection, stage: Stage) -> list[Folder]:
@@ -585,16 +577,7 @@ class ImapMailBackend:
             return list(attachments_of(self._tag, where, fetched.parts))
 
         every = await self.run("listing the attachments", operation)
-        offset = int((page.position or {}).get("offset", 0)) + page.skip
-        shown = every[offset : offset + page.limit]
-        more = len(every) > offset + page.limit
-        return Page(
-            items=shown,
-            here=page.position or {"offset": 0},
-            next={"offset": offset + page.limit} if more else None,
-            more_pages=more,
-            total=len(every),
-        )
+        return offset_page(every, page)
 
     def spool_attachment(
         self,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from mfconnector.imap import commands
 from mfconnector.imap.connection import ImapConnection
 from mfconnector.imap.encode import Piece, astring
+from mfconnector.imap.pages import offset_page
 from mfconnector.imap.refs import MessageAddress, folder_reference
 from mfconnector.imap.results import ThreadNode
 from mfconnector.imap.summaries import summary_of
@@ -134,17 +135,8 @@ async def conversation(
 
     summaries, how = await backend.run("gathering the conversation", operation)
     summaries.sort(key=lambda s: (s.received is None, s.received))
-    offset = int((page.position or {}).get("offset", 0)) + page.skip
-    shown = summaries[offset : offset + page.limit]
-    more = len(summaries) > offset + page.limit
-    return Page(
-        items=shown,
-        here=page.position or {"offset": 0},
-        next={"offset": offset + page.limit} if more else None,
-        more_pages=more,
-        total=len(summaries),
-        note=f"found by {how}; at most {bound} messages (imap_thread_messages)",
-    )
+    note = f"found by {how}; at most {bound} messages (imap_thread_messages)"
+    return offset_page(summaries, page, note=note)
 
 
 async def _summaries(
