@@ -323,6 +323,17 @@ class GmailActs:
     async def revise_draft(self, draft: Reference, revision: DraftRevision) -> DraftMade:
         """A new draft from ``draft``: the changed fields from the revision, the rest (and
         the thread) kept; ``draft`` stays as it is (``mail_create revise_draft``)."""
+        _, raw, thread_id = await self._draft_raw(draft)
+        frozen_record(raw, self.box.limits)  # refuses a draft the MIME limits cannot read whole
+        content, attached = revision.content, list[DraftAttachment]()
+        if "attachments" in revision.changed:
+            content, attached = await self._with_bytes(revision.content)
+        revised = revised_mime(raw, content, revision.changed)
+        ref = await self._create(revised, thread_id)
+        return DraftMade(ref, attached)
+
+    async def _draft_raw(self, draft: Reference) -> tuple[str, bytes, str | None]:
+        """The draft's id, its whole MIME message and its thread, as Gmail holds them now."""
         draft_id = await self._draft_id(draft)
         client = await self.box.client()
         answer = await client.get("drafts", draft_id, query=[("format", "raw")])
@@ -331,14 +342,8 @@ class GmailActs:
         raw = b64url_bytes(raw_text) if isinstance(raw_text, str) else None
         if raw is None:
             raise ActionFailure("Gmail's draft came without its raw message")
-        frozen_record(raw, self.box.limits)  # refuses a draft the MIME limits cannot read whole
         thread_id = inner.get("threadId") if isinstance(inner, dict) else None
-        content, attached = revision.content, list[DraftAttachment]()
-        if "attachments" in revision.changed:
-            content, attached = await self._with_bytes(revision.content)
-        revised = revised_mime(raw, content, revision.changed)
-        ref = await self._create(revised, thread_id if isinstance(thread_id, str) else None)
-        return DraftMade(ref, attached)
+        return draft_id, raw, thread_id if isinstance(thread_id, str) else None
 
     async def _draft_id(self, draft: Reference) -> str:
         """The draft id of a draft reference, or of its message's reference (drafts.list)."""
@@ -361,20 +366,12 @@ class GmailActs:
         raise NotFound("no Gmail draft holds that message")
 
     async def freeze(self, draft: Reference) -> FrozenOutgoing:
-        draft_id = await self._draft_id(draft)
-        client = await self.box.client()
-        answer = await client.get("drafts", draft_id, query=[("format", "raw")])
-        inner = answer.get("message") if isinstance(answer, dict) else None
-        raw_text = inner.get("raw") if isinstance(inner, dict) else None
-        raw = b64url_bytes(raw_text) if isinstance(raw_text, str) else None
-        if raw is None:
-            raise ActionFailure("Gmail's draft came without its raw message")
+        draft_id, raw, thread_id = await self._draft_raw(draft)
         ref = Reference(self.box.tag, draft_id)
         record = frozen_record(raw, self.box.limits, str(ref))
         recipients = record["envelope"]["to"]
         if not recipients:
             raise ToolInputError("the draft has no recipients")
-        thread_id = inner.get("threadId") if isinstance(inner, dict) else None
         return FrozenOutgoing(
             record=record,
             digest=digest_of(record),
@@ -383,7 +380,7 @@ class GmailActs:
             envelope_from=record["envelope"]["from"] or None,
             envelope_to=tuple(recipients),
             message_id=record["internet_message_id"] or None,
-            native={"thread_id": thread_id if isinstance(thread_id, str) else None},
+            native={"thread_id": thread_id},
             folder_role="drafts",  # a Gmail draft is in Drafts for as long as it is a draft
         )
 
