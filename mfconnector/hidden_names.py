@@ -86,17 +86,19 @@ def _scan_table(
     Fifty rows of plain text are the common case: a cell's path is written only for a cell
     that needs a closer look."""
     names = [c if isinstance(c, str) else None for c in columns]
+    named = [n in NAME_KEYS for n in names]
     for index, row in enumerate(rows):
         if not isinstance(row, list):
             _scan(row, f"{path}[{index}]", None, found)
             continue
-        for name, cell in zip(names, row, strict=False):
-            if cell is None or cell.__class__ is bool or cell.__class__ is int:
+        for column, cell in enumerate(row[: len(names)]):
+            kind = cell.__class__
+            if kind is str:
+                if not named[column] or (cell.isascii() and cell.isprintable()):
+                    continue
+            elif cell is None or kind is bool or kind is int:
                 continue
-            if isinstance(cell, str) and (
-                name not in NAME_KEYS or (cell.isascii() and cell.isprintable())
-            ):
-                continue
+            name = names[column]
             _scan(cell, f"{path}[{index}].{name}", name, found)
 
 

@@ -15,6 +15,7 @@ refused at once, a fixture file is refused with the place of the repeated key.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -162,20 +163,38 @@ def _first_repeated(keys: Any) -> str:
     raise ValueError("no key is repeated")
 
 
-def parse_strict(text: str, strictness: Strictness = Strictness()) -> Parsed:
-    """``text`` parsed under ``strictness``; :class:`StrictJsonError` when it is refused."""
-    hooks = _Hooks(strictness)
+def _decoder(hooks: _Hooks) -> json.JSONDecoder:
+    strictness = hooks.strictness
     # Keeping the last of a repeated key is what ``json`` does by itself; a Python hook
     # per object would cost a third of a 50-message Graph page's parse.
     pairs = hooks.object_pairs if strictness.repeated_keys == "flag" else None
+    return json.JSONDecoder(
+        parse_constant=hooks.constant,
+        parse_float=hooks.number,
+        parse_int=hooks.integer,
+        object_pairs_hook=pairs,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_decoder(strictness: Strictness) -> tuple[_Hooks, json.JSONDecoder]:
+    """One decoder for a policy that notes nothing (every problem raises at once): its
+    hooks keep no state, so every parse can share them instead of building a decoder."""
+    hooks = _Hooks(strictness)
+    return hooks, _decoder(hooks)
+
+
+def parse_strict(text: str, strictness: Strictness = Strictness()) -> Parsed:
+    """``text`` parsed under ``strictness``; :class:`StrictJsonError` when it is refused."""
+    if strictness.numbers == "raise" and strictness.repeated_keys == "keep_last":
+        hooks, decoder = _shared_decoder(strictness)
+    else:
+        hooks = _Hooks(strictness)
+        decoder = _decoder(hooks)
     try:
-        value = json.loads(
-            text,
-            parse_constant=hooks.constant,
-            parse_float=hooks.number,
-            parse_int=hooks.integer,
-            object_pairs_hook=pairs,
-        )
+        if text.startswith("\ufeff"):  # as ``json.loads`` refuses it (``decode`` would not)
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM", text, 0)
+        value = decoder.decode(text)
     except RecursionError:
         raise StrictJsonError(Problem("too_deep", "nested too deeply")) from None
     except json.JSONDecodeError as exc:

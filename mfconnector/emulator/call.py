@@ -6,6 +6,7 @@ and the dispatcher need not import each other.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -32,13 +33,17 @@ class Prefer:
     max_page_size: int | None = None
 
     @classmethod
-    def parse(cls, values: list[str]) -> Prefer:
+    def parse(cls, value: str) -> Prefer:
+        """The header's value (repeated headers already joined with commas)."""
+        return _parsed_prefer(value)
+
+    @classmethod
+    def _parse(cls, value: str) -> Prefer:
         found: dict[str, str] = {}
-        for value in values:
-            for part in value.split(","):
-                match = _PREFER_PART.fullmatch(part)
-                if match:
-                    found[match.group(1).lower()] = (match.group(2) or "").strip('"')
+        for part in value.split(","):
+            match = _PREFER_PART.fullmatch(part)
+            if match:
+                found[match.group(1).lower()] = (match.group(2) or "").strip('"')
         page = found.get("odata.maxpagesize", "")
         return cls(
             immutable_ids=found.get("idtype", "").lower() == "immutableid",
@@ -46,6 +51,13 @@ class Prefer:
             time_zone=found.get("outlook.timezone") or None,
             max_page_size=int(page) if page.isdigit() and int(page) > 0 else None,
         )
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_prefer(value: str) -> Prefer:
+    """A client sends the same few Prefer headers on every request: each is parsed once
+    (``Prefer`` is frozen, so one value serves every request that sent that header)."""
+    return Prefer._parse(value)
 
 
 @dataclass
@@ -83,9 +95,7 @@ class Call:
     def next_link(self, **changes: str) -> str:
         query = dict(self.query)
         query.update(changes)
-        encoded = "&".join(
-            f"{quote(key, safe='')}={quote(value, safe='')}" for key, value in query.items()
-        )
+        encoded = "&".join(f"{_quoted(key)}={_quoted(value)}" for key, value in query.items())
         return f"{GRAPH}{self.raw_path}?{encoded}"
 
 
@@ -109,6 +119,17 @@ def answer(status: int, body: Any = None, **headers: str) -> Answer:
     return Answer(status, json=body, headers=dict(headers))
 
 
+@functools.lru_cache(maxsize=256)
+def _quoted(text: str) -> str:
+    """A query key or value percent-encoded; a client repeats the same few on every page."""
+    return quote(text, safe="")
+
+
+@functools.lru_cache(maxsize=256)
+def _unquoted(text: str) -> str:
+    return unquote(text)
+
+
 def decode_query(raw: str) -> dict[str, str]:
     """``%XX`` decoding only: a ``+`` stays a ``+``, as Graph reads query strings."""
     out: dict[str, str] = {}
@@ -116,7 +137,7 @@ def decode_query(raw: str) -> dict[str, str]:
         if not part:
             continue
         key, _, value = part.partition("=")
-        out[unquote(key)] = unquote(value)
+        out[_unquoted(key)] = _unquoted(value)
     return out
 
 

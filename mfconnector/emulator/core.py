@@ -31,6 +31,7 @@ __all__ = ["Emulator", "Fault"]
 
 _log = logging.getLogger("mfconnector.emulator")
 _BEARER = re.compile(r"^Bearer\s+\S+", re.IGNORECASE)
+_ROOT = urlsplit(GRAPH)
 
 
 @dataclass
@@ -110,7 +111,7 @@ class Emulator(EmulatorState):
     def route(self, method: str, url: str, headers: dict[str, str], body: bytes) -> Answer:
         """One request (already counted), raising ``GraphHttpError`` for an error answer."""
         parts = urlsplit(url)
-        root = urlsplit(GRAPH)
+        root = _ROOT
         if f"{parts.scheme}://{parts.netloc}" == uploads.UPLOAD_HOST:
             return uploads.serve_upload(self, method, parts, headers, body)
         if parts.hostname != root.hostname:
@@ -137,7 +138,7 @@ class Emulator(EmulatorState):
             query=decode_query(parts.query),
             headers=headers,
             body=body,
-            prefer=Prefer.parse([v for k, v in headers.items() if k == "prefer"]),
+            prefer=Prefer.parse(headers.get("prefer", "")),
             now=self.now() if method != "GET" else DEMO_NOW,
         )
         return self.dispatch(call)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any
 
 from mfconnector.emulator import mail_writes
@@ -111,8 +112,10 @@ def list_messages(
             # Outlook's own order, asked for by nearly every list: the same order as the
             # general path below (ties by id; the time as rendered, to the second) without
             # a rendered view per message of the folder.
-            matches = sorted(candidates, key=_by_id)
-            matches.sort(key=_received_second, reverse=orders[0].descending)
+            matches = sorted(candidates, key=_BY_ID)
+            whole_seconds = not any(m.received.microsecond for m in matches)
+            by_time = _RECEIVED if whole_seconds else _received_second
+            matches.sort(key=by_time, reverse=orders[0].descending)
             return _page(call, options, mailbox, folder, matches)
         views = {m.immutable_id: _filter_view(emulator, mailbox, m) for m in candidates}
         if options.filter:
@@ -145,8 +148,10 @@ def list_messages(
     return _page(call, options, mailbox, folder, matches)
 
 
-def _by_id(message: Message) -> str:
-    return message.immutable_id
+_BY_ID = attrgetter("immutable_id")
+_RECEIVED = attrgetter("received")
+"""The time itself orders as its second does when no message has a fraction of a second
+(the seeded mailbox): a key read in C, not a Python call per message of the folder."""
 
 
 def _received_second(message: Message) -> int:

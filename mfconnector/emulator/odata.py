@@ -359,8 +359,11 @@ _KNOWN = {
 }
 
 
+_DIGITS = re.compile(r"\d{1,9}")
+
+
 def _integer(name: str, value: str, *, minimum: int) -> int:
-    if not re.fullmatch(r"\d{1,9}", value) or int(value) < minimum:
+    if not _DIGITS.fullmatch(value) or int(value) < minimum:
         raise GraphHttpError(
             400, "BadRequest", f"Invalid value '{value}' for the query option '{name}'."
         )

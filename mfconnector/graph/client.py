@@ -304,7 +304,7 @@ class GraphClient:
             force_refresh, claims = False, None
             request = self._http.build_request("GET", url, headers=headers)
             request.headers["Authorization"] = f"Bearer {token}"
-            outcome = await self._exchange(request, handle, ok, log_as=urlsplit(url).path)
+            outcome = await self._exchange(request, handle, ok, log_as=url)
             if not isinstance(outcome, Answer):
                 return outcome
             if outcome.status in RETRIED:
@@ -330,6 +330,8 @@ class GraphClient:
         peer: str = "Microsoft Graph",
     ) -> T | Answer:
         """Send one request and read its answer under the cap, holding a concurrency slot.
+        ``log_as`` names it in the debug log: a URL (only its path is logged, and only
+        split when the debug log is on) or a label.
 
         Library exceptions are replaced outside their ``except`` block, so not even the
         exception context keeps httpx's request (and its URL).
@@ -348,7 +350,7 @@ class GraphClient:
                 if _log.isEnabledFor(logging.DEBUG):  # the header lookup costs when unused
                     _log.debug(
                         "GET %s -> %s request-id=%s",
-                        log_as,
+                        urlsplit(log_as).path if "://" in log_as else log_as,
                         response.status_code,
                         request_id(response.headers) or "-",
                     )

@@ -10,6 +10,7 @@ and paths are remembered per mailbox, bounded.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,8 @@ from mfconnector.mail.refs import REFERENCE_PATTERN, parse_reference
 
 if TYPE_CHECKING:
     from mfconnector.graph.mailbox import GraphMailbox
+
+_REFERENCE = re.compile(REFERENCE_PATTERN)
 
 __all__ = ["folder_names", "folder_segment", "list_folders", "resolve_folder"]
 
@@ -93,9 +96,7 @@ def _role_folder(mailbox: GraphMailbox, value: str) -> Folder | None:
 async def resolve_folder(mailbox: GraphMailbox, value: str, argument: str) -> Folder:
     """The folder ``value`` means; ``ToolInputError`` naming ``argument`` when none or
     several do, ``StaleReference`` for another account's reference or a bare 0.2 id."""
-    import re
-
-    if re.match(REFERENCE_PATTERN, value):
+    if _REFERENCE.match(value):
         ref = parse_reference(value, mailbox.tag, argument)
         outlook_native(ref, argument)
         if _role_folder(mailbox, ref.native) is not None:

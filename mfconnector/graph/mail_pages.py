@@ -94,8 +94,8 @@ async def fetch_page(
         url = link_of(page.position, graph.root)
         answer = await graph.get_json_url(url, headers=headers)
     else:
-        url = build_url(graph.root, path, query)
-        answer = await graph.get_json(path, query=query, headers=headers)
+        url = build_url(graph.root, path, query)  # built once: the request and ``here``
+        answer = await graph.get_json_url(url, headers=headers)
     body = answer.body
     if not isinstance(body, dict) or not isinstance(body.get("value"), list):
         raise GraphError("Graph answered without a list of items", retry_safe=True)

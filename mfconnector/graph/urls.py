@@ -54,11 +54,17 @@ def with_select(url: str, select: str) -> str:
     their download URLs, than the first page did.
     """
     query = urlsplit(url).query
-    names = {unquote(part.partition("=")[0]).lower() for part in query.split("&")}
+    names = {_param_name(part) for part in query.split("&")}
     if "$select" in names:
         return url
     joiner = "&" if query else ("" if url.endswith("?") else "?")
     return url + joiner + encode_query({"$select": select})
+
+
+def _param_name(part: str) -> str:
+    """A query parameter's name, decoded (only a name with an escape needs the decoder)."""
+    name = part.partition("=")[0]
+    return (unquote(name) if "%" in name else name).lower()
 
 
 def is_graph_url(url: str, root: str) -> bool:

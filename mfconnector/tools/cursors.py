@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import hashlib
 import hmac
 import json
 import re
@@ -317,7 +316,8 @@ class CursorSigner:
         return isinstance(doc, dict) and isinstance(doc.get("i"), str) and doc["i"] != self._run
 
     def _mac(self, data: bytes) -> bytes:
-        return hmac.new(self._key, data, hashlib.sha256).digest()
+        # the one-shot digest: no HMAC object per tag (three of them per listing's cursor)
+        return hmac.digest(self._key, data, "sha256")
 
     def _scope_tag(self, scope: Mapping[str, Any]) -> str:
         if not self._binding:

@@ -50,17 +50,14 @@ class Encoded(dict[str, Any]):
 
 def encoded(result: Mapping[str, Any], rows_key: str, row_texts: Sequence[str]) -> Encoded:
     """``result`` with its ``rows_key`` value encoded from ``row_texts`` (one per row).
-    The pieces are joined once: a chain of ``+`` would copy the rows' text at each step."""
-    pieces = ["{"]
-    for key, value in result.items():
-        if len(pieces) > 1:
-            pieces.append(",")
-        pieces += (_dumps(key), ":")
-        if key == rows_key:
-            pieces += ("[", ",".join(row_texts), "]")
-        else:
-            pieces.append(_dumps(value))
-    pieces.append("}")
+    The keys before the rows and those after are encoded as two objects whose braces are
+    trimmed (two encoder calls, not two per key), and the pieces are joined once."""
+    keys = list(result)
+    at = keys.index(rows_key)
+    before = _dumps({k: result[k] for k in keys[:at]})[:-1]
+    after = _dumps({k: result[k] for k in keys[at + 1 :]})[1:]
+    pieces = [before, "," if at else "", _dumps(rows_key), ":[", ",".join(row_texts), "]"]
+    pieces += ("," if len(after) > 1 else "", after)
     out = Encoded(result)
     out.text = "".join(pieces)
     return out

@@ -64,6 +64,7 @@ COMPACT_READ_OMITS = (
 FOLDER_COLUMNS = ("id", "name", "unread", "total", "subfolders")
 FOLDER_SHARED = ("parent", "hidden")
 _FLAG_WORDS = {"flagged": "flagged", "done": "done"}
+_TWO_DIGITS = tuple(f"{n:02d}" for n in range(60))
 _LINK_HINT = re.compile(r"://|%3a|access_token|tempauth", re.IGNORECASE)
 """What a string needs before ``redact_text`` can find a credential link in it (a link has
 ``://`` or ``%3a``, a credential parameter ``=`` or ``%3d``: strings with none of them, a
@@ -133,9 +134,11 @@ def local_minutes(value: datetime | None, zone: MailboxZone) -> str | None:
     if value is None:
         return None
     local = value.astimezone(zone.tz)
-    # %-formatting: half of isoformat's cost, and faster than an f-string (fifty a page)
-    parts = (local.year, local.month, local.day, local.hour, local.minute)
-    return "%04d-%02d-%02dT%02d:%02d" % parts  # noqa: UP031
+    # two-digit parts from a table: a third of ``%02d`` formatting's cost (fifty a page)
+    year = local.year
+    shown_year = year if year > 999 else f"{year:04d}"
+    two = _TWO_DIGITS
+    return f"{shown_year}-{two[local.month]}-{two[local.day]}T{two[local.hour]}:{two[local.minute]}"
 
 
 def local_iso(value: datetime | None, zone: MailboxZone) -> str | None:
