@@ -30,6 +30,7 @@ __all__ = [
     "parse_json_strict",
     "parse_json_text",
     "read_capped",
+    "read_json",
     "read_prefix",
 ]
 
@@ -81,6 +82,19 @@ def graph_words() -> Iterator[None]:
         yield
     except BodyError as error:
         raise as_graph_error(error) from None
+
+
+async def read_json(response: httpx.Response, *, limits: Limits) -> Any:
+    """A streamed JSON answer, read under ``graph_body_bytes``, its values counted (at most
+    ``graph_body_values``), strict UTF-8 and standard JSON; None for an empty body. The
+    bytes die as soon as they are decoded: parsing then holds text and objects only."""
+    with graph_words():  # once for the four steps (each read of a page passes here)
+        data = await capped_body.read_capped(response, limits.graph_body_bytes, limits=limits)
+        text = capped_body.decode_utf8_strict(
+            capped_body.checked_cost(data, limits.graph_body_values)
+        )
+        del data
+        return capped_body.parse_json_text(text) if text else None
 
 
 async def read_capped(response: httpx.Response, limit: int, *, limits: Limits) -> bytes:

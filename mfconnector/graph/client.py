@@ -50,6 +50,7 @@ from mfconnector.graph.body import (
     decode_utf8_strict,
     parse_json_text,
     read_capped,
+    read_json,
 )
 from mfconnector.graph.download import (
     Download,
@@ -459,12 +460,7 @@ class GraphClient:
             return b""
 
     async def _json_answer(self, response: httpx.Response) -> GraphResponse:
-        # The bytes die as soon as they are decoded: parsing then holds text + objects only.
-        data = await read_capped(response, self._limits.graph_body_bytes, limits=self._limits)
-        text = decode_utf8_strict(checked_cost(data, self._limits.graph_body_values))
-        del data
-        body = parse_json_text(text) if text else None
-        del text
+        body = await read_json(response, limits=self._limits)
         return GraphResponse(
             body=body, status=response.status_code, headers=_kept_headers(response.headers)
         )

@@ -110,7 +110,10 @@ def graph_time(value: Any) -> datetime | None:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return None
-    if parsed.tzinfo is None:
+    zone = parsed.tzinfo
+    if zone is UTC:  # ``Z`` and ``+00:00`` parse as the UTC singleton: no offset to ask
+        return parsed
+    if zone is None:
         return parsed.replace(tzinfo=UTC)
     return parsed if parsed.utcoffset() == _ZERO else parsed.astimezone(UTC)
 
