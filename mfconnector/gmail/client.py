@@ -232,7 +232,7 @@ class GmailClient:
             request = self._http.build_request(
                 method,
                 url,
-                params=list(query) or None,
+                params=httpx.QueryParams(list(query)) if query else None,
                 content=body,
                 headers={"Content-Type": content_type} if body is not None else None,
             )
@@ -286,7 +286,7 @@ class GmailClient:
             self.counter.requests += 1
             unreachable = False
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._http.send(request)
             except httpx.ConnectError:
                 unreachable = True
             except httpx.TransportError:

@@ -342,7 +342,7 @@ class GraphClient:
             proxy = self._proxy
             via = proxy.display if proxy and proxy.applies_to(request.url.host) else None
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._http.send(request)
             except httpx.TransportError as exc:
                 failure = connection_error(exc, limits=self._limits, peer=peer, proxy=via)
             if failure is not None:
@@ -412,7 +412,7 @@ class GraphClient:
         async with self._limiter:
             failure: GraphError | None = None
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._http.send(request)
             except _NOT_SENT:
                 failure = GraphError(
                     f"could not reach Microsoft Graph for {log_as}; nothing was sent",

@@ -111,7 +111,7 @@ async def _put(client: GraphClient, url: str, chunk: bytes, first: int, size: in
     async with client._limiter:
         try:
             with trio.fail_after(limits.graph_request_seconds):
-                response = await client._http.send(request, stream=True)
+                response = await client._http.send(request)
                 try:
                     status = response.status_code
                     await read_capped(response, limits.graph_body_bytes, limits=limits)

@@ -39,5 +39,7 @@ def argument_errors(
 ) -> list[str]:
     """Human-readable problems with ``arguments`` (at most ``listed``); empty when valid."""
     validator = _validator(schema_json)
+    if validator.is_valid(arguments):  # nearly every call: half the cost of collecting none
+        return []
     errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     return [_describe(error) for error in errors[:listed]]
