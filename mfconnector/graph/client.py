@@ -366,9 +366,10 @@ class GraphClient:
                 err.request_id = err.request_id or request_id(response.headers)
                 raise
             finally:
-                with trio.move_on_after(self._limits.graph_close_seconds) as scope:
-                    scope.shield = True
-                    await response.aclose()
+                if not response.is_closed:  # a body read to its end was closed by its reader
+                    with trio.move_on_after(self._limits.graph_close_seconds) as scope:
+                        scope.shield = True
+                        await response.aclose()
             raise failure
 
     async def _write_attempts(

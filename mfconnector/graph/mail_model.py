@@ -194,10 +194,13 @@ def _summary_values(
     folder_name = None
     if folder_names is not None and type(folder_id) is str:
         folder_name = folder_names.get(folder_id)
-    native_id = get("id")
+    # The one-line checks are written out, not called: a call costs more than the check.
+    native_id, subject, thread = get("id"), get("subject"), get("conversationId")
+    preview, change_key = get("bodyPreview"), get("changeKey")
+    to, cc = get("toRecipients"), get("ccRecipients")
     return (
         Reference(tag, native_id if type(native_id) is str else ""),  # ref
-        _text(get("subject")),  # subject
+        subject if type(subject) is str else None,  # subject
         person_of(get("from")),  # sender
         graph_time(get("receivedDateTime")),  # received
         get("isRead") is False,  # unread
@@ -208,11 +211,11 @@ def _summary_values(
         _strings(get("categories")),  # categories
         _ref(tag, folder_id),  # folder
         folder_name,  # folder_name
-        _people(get("toRecipients")),  # to
-        _people(get("ccRecipients")),  # cc
-        _text(get("conversationId")),  # thread
-        _text(get("bodyPreview")),  # preview
-        _text(get("changeKey")),  # change_token
+        _people(to) if to else (),  # to
+        _people(cc) if cc else (),  # cc
+        thread if type(thread) is str else None,  # thread
+        preview if type(preview) is str else None,  # preview
+        change_key if type(change_key) is str else None,  # change_token
         native,  # native
     )
 

@@ -82,17 +82,23 @@ class Bounds:
         self.max_items = limits.list_field_items
         self.skipped = skipped
 
-    def text(self, value: str | None, path: str) -> str | None:
+    def text(self, value: str | None, path: str, field: str = "") -> str | None:
+        """``value`` bounded; a record names ``path``, or ``path.field`` (joined only for a
+        record: fifty rows a page would otherwise each build their cells' paths)."""
         if value is None:
             return None
         if ("://" in value or "=" in value or "%" in value) and _LINK_HINT.search(value):
             cleaned, cut = redact_text(value)
             if cut:
-                self.skipped.removed.append(path)
+                self.skipped.removed.append(f"{path}.{field}" if field else path)
                 value = cleaned
         if len(value) > self.max_chars:
             self.skipped.fields.append(
-                {"path": path, "original_chars": len(value), "kept_chars": self.max_chars}
+                {
+                    "path": f"{path}.{field}" if field else path,
+                    "original_chars": len(value),
+                    "kept_chars": self.max_chars,
+                }
             )
             return value[: self.max_chars]
         return value
@@ -182,14 +188,14 @@ def message_row(
     missing value before a present one is null). Written straight from the summary: fifty
     of these make a page, so nothing is built twice."""
     text = bounds.text
-    subject = text(message.subject, f"{path}.subject")
+    subject = text(message.subject, path, "subject")
     if subject is not None and len(subject) > subject_chars:
         subject = subject[:subject_chars] + "…"
     sender = message.sender
     line: list[Any] = [
         str(message.ref),
         subject,
-        text(sender.shown(), f"{path}.from") if sender is not None else None,
+        text(sender.shown(), path, "from") if sender is not None else None,
         local_minutes(message.received, zone),
         flags_of(message) or None,
     ]
