@@ -44,9 +44,11 @@ GOAL_MS = 2.0
 class Server:
     """One ``--demo`` server process over pipes, and its CPU clock."""
 
-    def __init__(self, python: str, cwd: Path) -> None:
+    def __init__(self, python: str, cwd: Path, wrapper: tuple[str, ...] = ()) -> None:
+        """``wrapper``: a command the server runs under (valgrind, for the instruction
+        counts of ``hot_path_instructions.py``)."""
         self.process = subprocess.Popen(
-            [python, "-m", "mfconnector", "--demo"],
+            [*wrapper, python, "-m", "mfconnector", "--demo"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
