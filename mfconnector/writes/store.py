@@ -66,6 +66,10 @@ SCHEMA_VERSION = 2
 APPLICATION_ID = 0x6D66636E
 """``PRAGMA application_id`` of our state files ("mfcn"), so a foreign database is refused."""
 STATE_FILE_NAME = "state.sqlite3"
+WAL_RETRY_FIRST_PAUSE_SECONDS = 0.005
+WAL_RETRY_LONGEST_PAUSE_SECONDS = 0.1
+"""The pauses between asks to switch a new file to write-ahead logging while another
+connection holds it (doubling from the first), within ``state_busy_seconds`` in all."""
 FINAL_STATES = frozenset({"sent", "verified", "rejected", "unknown"})
 UNSENT_STATES = frozenset({"cancelled", "replaced"})
 """Ended without a send request: the draft may be prepared again."""
@@ -326,7 +330,7 @@ class SendStore:
                 f"knows {SCHEMA_VERSION})"
             )
         if self.path is not None:
-            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = self._write_ahead_logging(connection)
             if str(mode).lower() != "wal":
                 raise self._broken(f"cannot use write-ahead logging (journal mode {mode})")
         if version < SCHEMA_VERSION:
@@ -342,6 +346,30 @@ class SendStore:
                 connection.execute("ROLLBACK")
                 raise
         connection.execute(f"SELECT {_COLUMNS} FROM preparations LIMIT 1").fetchall()
+
+    def _write_ahead_logging(self, connection: sqlite3.Connection) -> str:
+        """Switch the file to write-ahead logging; the journal mode it is in after.
+
+        The switch needs the file to itself, and SQLite answers one that meets another
+        connection's lock with "database is locked" at once: its busy timeout does not
+        cover it. Two processes opening a new state file together (a desktop client and an
+        editor started at once) met that, and the write tools of one of them were refused.
+        So the switch is asked again, a little later each time, for ``state_busy_seconds``.
+        """
+        deadline = time.monotonic() + self._limits.state_busy_seconds
+        pause = WAL_RETRY_FIRST_PAUSE_SECONDS
+        while True:
+            try:
+                return str(connection.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() + pause > deadline:
+                    raise self._broken(
+                        f"is locked by another process for too long ({exc})"
+                    ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, WAL_RETRY_LONGEST_PAUSE_SECONDS)
 
     @contextlib.contextmanager
     def _transaction(self, immediate: bool = True) -> Iterator[sqlite3.Connection]:
