@@ -236,7 +236,9 @@ def test_a_new_file_another_connection_is_about_to_write(
         store.save(preparation("p1", 2.0e9))  # nothing was lost: the file opens now
         assert store.claim("p1", ACCOUNT, "/me", DIGEST).status == "claimed"
     reader.close()
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+    with contextlib.closing(sqlite3.connect(path)) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_stores_opening_one_new_file_together_all_open_it(tmp_path: Path) -> None:
