@@ -139,6 +139,9 @@ class Limits:
     slow answer can be cut by the request timeout, a client's cancel or the shutdown grace."""
     tls_reason_chars: int = 200
     """Most characters of a TLS verification failure's reason repeated in our error."""
+    content_type_chars: int = 200
+    """Most characters of a download's ``Content-Type`` kept (a media type with its
+    parameters is well under 100); a longer one is cut and marked with an ellipsis."""
 
     html_tags: int = 200_000
     """Most tags of one HTML body read with its layout (``mfconnector.textconv``, which

@@ -84,7 +84,7 @@ async def read_download(
     """Read at most ``cap`` bytes from byte ``first`` of a 200 or 206 answer and say how
     complete they are."""
     raw_type = response.headers.get("content-type")
-    content_type = clean_text(raw_type, 200) if raw_type else None
+    content_type = clean_text(raw_type, limits.content_type_chars) if raw_type else None
     encoded = response.headers.get("content-encoding", "identity").strip().lower() != "identity"
     if response.status_code == 206:
         started, total = parse_content_range(response.headers.get("content-range"))

@@ -1169,3 +1169,25 @@ async def test_two_mb_of_empty_objects_is_refused_before_it_costs_100_mb(
         finally:
             tracemalloc.stop()
     assert peak < 16_000_000  # the body and one blanked copy, never the parsed objects
+
+
+@pytest.mark.parametrize(
+    ("extra", "kept_whole"), [(-1, True), (0, True), (1, False)], ids=["L-1", "L", "L+1"]
+)
+async def test_a_download_content_type_is_cut_at_its_limit(
+    graph: LoopbackServer, files: LoopbackServer, extra: int, kept_whole: bool
+) -> None:
+    limit = 40  # the server's limit, not the default: the reader must take the one it has
+    limits = dataclasses.replace(FAST, content_type_chars=limit)
+    given = "text/plain; name=" + "n" * (limit + extra - len("text/plain; name="))
+    graph.route("GET", CONTENT, redirect_to(files))
+    files.route("GET", SECRET_PATH, Reply(200, [("Content-Type", given)], b"abc"))
+    async with client_for(graph, limits) as client:
+        result = await client.download(CONTENT.removeprefix("/v1.0"))
+    assert result.data == b"abc"  # the file itself is read either way
+    if kept_whole:
+        assert result.content_type == given
+    else:
+        assert result.content_type is not None
+        assert len(result.content_type) == limit
+        assert result.content_type == given[: limit - 1] + "…"
